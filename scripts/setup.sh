@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what gpuvp needs from Debian's packages (only what is missing) and checks for nvcc.
+# Idempotent: a second run installs nothing and takes well under a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libsystemc-dev                 # SystemC 2.3.4 with TLM-2.0
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libboost-dev
+  libyaml-cpp-dev                # configuration files (YAML with line/column marks)
+  nlohmann-json3-dev             # statistics and trace JSON
+  libcli11-dev                   # the gpuvp command line
+  libspdlog-dev libfmt-dev       # logging
+  libzstd-dev                    # nvcc 13 compresses PTX in fatbins with zstd
+  clang libclang-rt-14-dev       # libFuzzer for the PTX parser fuzz target
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+NVCC=${GPUVP_NVCC:-/usr/local/cuda/bin/nvcc}
+if [ ! -x "$NVCC" ]; then
+  echo "setup: error: nvcc not found at $NVCC (gpuvp builds its CUDA workloads with it;" \
+       "set GPUVP_NVCC to its path)" >&2
+  exit 1
+fi
