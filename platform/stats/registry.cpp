@@ -1,0 +1,543 @@
+#include "platform/stats/registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuvp::stats {
+
+using ojson = nlohmann::ordered_json;
+
+// ---------------------------------------------------------------- Buckets
+
+Buckets Buckets::linear(std::uint64_t lo, std::uint64_t width, std::size_t count) {
+    if (width == 0 || count == 0)
+        throw std::invalid_argument("stats: linear buckets need width > 0 and count > 0");
+    std::vector<std::uint64_t> edges;
+    if (lo > 0) edges.push_back(0);  // underflow bucket
+    for (std::size_t i = 0; i <= count; ++i) {
+        if (i > 0 && (std::numeric_limits<std::uint64_t>::max() - lo) / i < width)
+            throw std::invalid_argument("stats: linear buckets overflow uint64");
+        edges.push_back(lo + i * width);  // the last edge opens the overflow bucket
+    }
+    Buckets b(Kind::Linear, std::move(edges));
+    b.lin_lo_ = lo;
+    b.lin_width_ = width;
+    return b;
+}
+
+Buckets Buckets::log2(std::size_t count) {
+    if (count == 0 || count > 64)
+        throw std::invalid_argument("stats: log2 buckets need 1 <= count <= 64");
+    std::vector<std::uint64_t> edges{0};
+    for (std::size_t k = 1; k <= count; ++k) edges.push_back(std::uint64_t{1} << (k - 1));
+    return Buckets(Kind::Log2, std::move(edges));
+}
+
+std::size_t Buckets::index_of(std::uint64_t v) const noexcept {
+    const std::size_t last = edges_.size() - 1;
+    if (kind_ == Kind::Log2) {
+        // bucket k >= 1 holds [2^(k-1), 2^k): k = bit width of v.
+        std::size_t k = 0;
+        while (k < 64 && (v >> k) != 0) ++k;
+        return std::min(k, last);
+    }
+    const std::size_t base = lin_lo_ > 0 ? 1 : 0;
+    if (v < lin_lo_) return 0;
+    const std::uint64_t i = (v - lin_lo_) / lin_width_;
+    return i >= last - base ? last : base + static_cast<std::size_t>(i);
+}
+
+// ---------------------------------------------------------------- Histogram
+
+Histogram::Histogram(std::string name, std::string unit, std::string doc, Buckets b)
+    : counts_(b.size(), 0), buckets_(std::move(b)), name_(std::move(name)),
+      unit_(std::move(unit)), doc_(std::move(doc)) {}
+
+void Histogram::sample(std::uint64_t v) noexcept {
+    if (count_ == 0 || v < min_) min_ = v;
+    if (count_ == 0 || v > max_) max_ = v;
+    ++count_;
+    sum_ += v;
+    ++counts_[buckets_.index_of(v)];
+}
+
+// ---------------------------------------------------------------- names
+
+namespace {
+
+bool is_name_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+void check_stat_name(const std::string& path, const std::string& name) {
+    bool ok = !name.empty() && name.front() != '.' && name.back() != '.';
+    for (char c : name) ok = ok && (is_name_char(c) || c == '.');
+    if (!ok)
+        throw std::invalid_argument("stats: bad stat name '" + name + "' in group '" + path +
+                                    "' (use [A-Za-z0-9_.])");
+}
+
+void check_path(const std::string& path) {
+    // segment := ident ( '[' digits ']' )? ; path := segment ( '.' segment )*
+    std::size_t i = 0;
+    bool ok = !path.empty();
+    while (ok && i < path.size()) {
+        const std::size_t start = i;
+        while (i < path.size() && is_name_char(path[i])) ++i;
+        ok = i > start;
+        if (ok && i < path.size() && path[i] == '[') {
+            const std::size_t d = ++i;
+            while (i < path.size() && std::isdigit(static_cast<unsigned char>(path[i]))) ++i;
+            ok = i > d && i < path.size() && path[i] == ']';
+            ++i;
+        }
+        if (ok && i < path.size()) {
+            ok = path[i] == '.' && i + 1 < path.size();
+            ++i;
+        }
+    }
+    if (!ok)
+        throw std::invalid_argument("stats: bad instance path '" + path +
+                                    "' (expected e.g. gpu.sm[3] or memory.l2[0])");
+}
+
+std::optional<double> ratio_value(std::uint64_t num, std::uint64_t den, double scale) {
+    if (den == 0) return std::nullopt;
+    return scale * static_cast<double>(num) / static_cast<double>(den);
+}
+
+ojson opt(std::optional<double> v) { return v ? ojson(*v) : ojson(nullptr); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- Group
+
+void Group::claim_name(const std::string& name) {
+    check_stat_name(path_, name);
+    if (std::find(names_.begin(), names_.end(), name) != names_.end())
+        throw std::invalid_argument("stats: duplicate stat '" + path_ + "." + name + "'");
+    names_.push_back(name);
+}
+
+Counter& Group::counter(const std::string& name, const std::string& unit, const std::string& doc) {
+    claim_name(name);
+    const std::size_t index = registry_->all_counters_.size();
+    counters_.push_back(std::unique_ptr<Counter>(new Counter(*this, name, unit, doc, index)));
+    registry_->all_counters_.push_back(counters_.back().get());
+    return *counters_.back();
+}
+
+Histogram& Group::histogram(const std::string& name, const std::string& unit,
+                            const std::string& doc, Buckets buckets) {
+    claim_name(name);
+    histograms_.push_back(
+        std::unique_ptr<Histogram>(new Histogram(name, unit, doc, std::move(buckets))));
+    histograms_.back()->index_ = registry_->all_histograms_.size();
+    registry_->all_histograms_.push_back(histograms_.back().get());
+    return *histograms_.back();
+}
+
+void Group::ratio(const std::string& name, const std::string& doc, const Counter& numerator,
+                  const Counter& denominator, double scale) {
+    const auto& all = registry_->all_counters_;
+    auto mine = [&](const Counter& c) {
+        return c.index_ < all.size() && all[c.index_] == &c;
+    };
+    if (!mine(numerator) || !mine(denominator))
+        throw std::invalid_argument("stats: ratio '" + path_ + "." + name +
+                                    "' uses a counter of another registry");
+    claim_name(name);
+    ratios_.push_back(Ratio{name, doc, &numerator, &denominator, scale});
+}
+
+const Counter* Group::find_counter(const std::string& name) const {
+    for (const auto& c : counters_)
+        if (c->name() == name) return c.get();
+    return nullptr;
+}
+
+const Histogram* Group::find_histogram(const std::string& name) const {
+    for (const auto& h : histograms_)
+        if (h->name() == name) return h.get();
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- Registry internals
+
+struct Registry::Snapshot {
+    struct Hist {
+        std::uint64_t count = 0, sum = 0;
+        std::vector<std::uint64_t> buckets;
+    };
+    std::vector<std::uint64_t> counters;
+    std::vector<Hist> histograms;
+};
+
+struct Registry::KernelScope {
+    std::uint64_t id;
+    std::string name;
+    bool complete = false;
+    std::uint64_t begin_ps = 0, end_ps = 0;
+    Snapshot begin, end;
+};
+
+// Values of one scope, indexed like all_counters_ / all_histograms_.
+struct Registry::View {
+    bool whole_run = true;  // run scope: metadata and min/max are written
+    Snapshot values;
+};
+
+Registry::Registry() = default;
+Registry::~Registry() = default;
+
+bool Registry::NaturalLess::operator()(const std::string& a, const std::string& b) const {
+    std::size_t i = 0, j = 0;
+    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    while (i < a.size() && j < b.size()) {
+        if (digit(a[i]) && digit(b[j])) {
+            std::size_t ie = i, je = j;
+            while (ie < a.size() && digit(a[ie])) ++ie;
+            while (je < b.size() && digit(b[je])) ++je;
+            // strip leading zeros, then compare by length, then lexicographically
+            std::size_t iz = i, jz = j;
+            while (iz + 1 < ie && a[iz] == '0') ++iz;
+            while (jz + 1 < je && b[jz] == '0') ++jz;
+            if (ie - iz != je - jz) return ie - iz < je - jz;
+            const int c = a.compare(iz, ie - iz, b, jz, je - jz);
+            if (c != 0) return c < 0;
+            if (ie - i != je - j) return ie - i < je - j;  // "01" vs "1": keep total order
+            i = ie;
+            j = je;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+std::string Registry::aggregate_path(const std::string& p) {
+    std::string out;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        out += p[i];
+        if (p[i] == '[') {
+            while (i + 1 < p.size() && p[i + 1] != ']') ++i;
+            out += '*';
+        }
+    }
+    return out;
+}
+
+Group& Registry::group(const std::string& path) {
+    auto it = groups_.find(path);
+    if (it != groups_.end()) return *it->second;
+    check_path(path);
+    auto g = std::unique_ptr<Group>(new Group(*this, path));
+    return *groups_.emplace(path, std::move(g)).first->second;
+}
+
+const Group* Registry::find_group(const std::string& path) const {
+    auto it = groups_.find(path);
+    return it == groups_.end() ? nullptr : it->second.get();
+}
+
+void Registry::set_time_source(std::function<std::uint64_t()> now_ps) { now_ps_ = std::move(now_ps); }
+void Registry::set_summary_keys(std::vector<std::string> keys) { summary_keys_ = std::move(keys); }
+
+Registry::Snapshot Registry::snapshot() const {
+    Snapshot s;
+    s.counters.reserve(all_counters_.size());
+    for (const Counter* c : all_counters_) s.counters.push_back(c->value());
+    s.histograms.reserve(all_histograms_.size());
+    for (const Histogram* h : all_histograms_) s.histograms.push_back({h->count_, h->sum_, h->counts_});
+    return s;
+}
+
+void Registry::begin_kernel(std::uint64_t id, const std::string& name) {
+    for (const auto& k : kernels_)
+        if (k.id == id && !k.complete)
+            throw std::logic_error("stats: begin_kernel(" + std::to_string(id) +
+                                   "): kernel already open");
+    KernelScope k{id, name, false, now_ps_ ? now_ps_() : 0, 0, snapshot(), {}};
+    kernels_.push_back(std::move(k));
+}
+
+void Registry::end_kernel(std::uint64_t id) {
+    for (auto& k : kernels_) {
+        if (k.id == id && !k.complete) {
+            k.end = snapshot();
+            k.end_ps = now_ps_ ? now_ps_() : 0;
+            k.complete = true;
+            return;
+        }
+    }
+    throw std::logic_error("stats: end_kernel(" + std::to_string(id) + "): kernel not open");
+}
+
+Registry::View Registry::run_view() const { return View{true, snapshot()}; }
+
+Registry::View Registry::kernel_view(const KernelScope& k) const {
+    View v{false, k.complete ? k.end : snapshot()};
+    // Stats registered after begin_kernel count from zero (missing from the begin snapshot).
+    for (std::size_t i = 0; i < k.begin.counters.size(); ++i) v.values.counters[i] -= k.begin.counters[i];
+    for (std::size_t i = 0; i < k.begin.histograms.size(); ++i) {
+        auto& h = v.values.histograms[i];
+        const auto& b = k.begin.histograms[i];
+        h.count -= b.count;
+        h.sum -= b.sum;
+        for (std::size_t j = 0; j < h.buckets.size(); ++j) h.buckets[j] -= b.buckets[j];
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------- JSON
+
+namespace {
+
+struct HistAcc {  // a histogram's values in one scope, possibly merged over instances
+    const Histogram* meta = nullptr;
+    std::uint64_t count = 0, sum = 0, min = 0, max = 0;
+    bool has_minmax = false;
+    std::vector<std::uint64_t> buckets;
+};
+
+ojson hist_json(const HistAcc& h, bool whole_run) {
+    ojson j = ojson::object();
+    std::optional<double> mean;
+    if (h.count > 0) mean = static_cast<double>(h.sum) / static_cast<double>(h.count);
+    if (!whole_run) {
+        j["count"] = h.count;
+        j["sum"] = h.sum;
+        j["mean"] = opt(mean);
+        j["buckets"] = h.buckets;
+        return j;
+    }
+    const Buckets& b = h.meta->buckets();
+    j["unit"] = h.meta->unit();
+    j["doc"] = h.meta->doc();
+    j["layout"] = b.kind() == Buckets::Kind::Linear ? "linear" : "log2";
+    j["count"] = h.count;
+    j["sum"] = h.sum;
+    j["min"] = h.count > 0 && h.has_minmax ? ojson(h.min) : ojson(nullptr);
+    j["max"] = h.count > 0 && h.has_minmax ? ojson(h.max) : ojson(nullptr);
+    j["mean"] = opt(mean);
+    ojson arr = ojson::array();
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        ojson e = ojson::object();
+        e["lo"] = b.lower(i);
+        e["hi"] = b.bounded(i) ? ojson(b.upper(i)) : ojson(nullptr);
+        e["count"] = h.buckets[i];
+        arr.push_back(std::move(e));
+    }
+    j["buckets"] = std::move(arr);
+    return j;
+}
+
+std::string qualified(const Counter& c) { return c.group().path() + "." + c.name(); }
+
+std::string fmt_double(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+}  // namespace
+
+// Everything one scope outputs, in output order.
+struct Registry::ScopeData {
+    struct CounterVal { const Counter* meta; std::uint64_t value; };
+    struct RatioVal { const Ratio* meta; std::uint64_t num, den; };
+    struct Entry {  // a group or an aggregate
+        std::size_t instances = 1;
+        std::vector<CounterVal> counters;
+        std::vector<HistAcc> histograms;
+        std::vector<RatioVal> ratios;
+    };
+    std::vector<std::pair<std::string, Entry>> groups;  // natural path order
+    std::map<std::string, Entry, NaturalLess> aggregates;
+};
+
+Registry::ScopeData Registry::collect(const View& v) const {
+    ScopeData d;
+    const Snapshot& s = v.values;
+    for (const auto& [path, g] : groups_) {
+        ScopeData::Entry e;
+        for (const auto& c : g->counters_) e.counters.push_back({c.get(), s.counters[c->index_]});
+        for (const auto& h : g->histograms_) {
+            const auto& hs = s.histograms[h->index_];
+            e.histograms.push_back(HistAcc{h.get(), hs.count, hs.sum, h->min_, h->max_,
+                                           v.whole_run, hs.buckets});
+        }
+        for (const auto& r : g->ratios_)
+            e.ratios.push_back({&r, s.counters[r.numerator->index_], s.counters[r.denominator->index_]});
+
+        if (path.find('[') != std::string::npos) {
+            auto [it, fresh] = d.aggregates.try_emplace(aggregate_path(path));
+            ScopeData::Entry& a = it->second;
+            if (fresh) {
+                a = e;
+            } else {
+                ++a.instances;
+                // Merge by stat name; stats an earlier instance lacks are appended.
+                for (const auto& c : e.counters) {
+                    auto f = std::find_if(a.counters.begin(), a.counters.end(),
+                                          [&](const auto& x) { return x.meta->name() == c.meta->name(); });
+                    if (f == a.counters.end()) a.counters.push_back(c); else f->value += c.value;
+                }
+                for (const auto& h : e.histograms) {
+                    auto f = std::find_if(a.histograms.begin(), a.histograms.end(),
+                                          [&](const auto& x) { return x.meta->name() == h.meta->name(); });
+                    if (f == a.histograms.end()) { a.histograms.push_back(h); continue; }
+                    if (!(f->meta->buckets() == h.meta->buckets())) continue;  // layouts differ
+                    if (h.count > 0) {
+                        if (f->count == 0 || h.min < f->min) f->min = h.min;
+                        if (f->count == 0 || h.max > f->max) f->max = h.max;
+                    }
+                    f->count += h.count;
+                    f->sum += h.sum;
+                    for (std::size_t i = 0; i < f->buckets.size(); ++i) f->buckets[i] += h.buckets[i];
+                }
+                for (const auto& r : e.ratios) {
+                    auto f = std::find_if(a.ratios.begin(), a.ratios.end(),
+                                          [&](const auto& x) { return x.meta->name == r.meta->name; });
+                    if (f == a.ratios.end()) { a.ratios.push_back(r); continue; }
+                    f->num += r.num;
+                    f->den += r.den;
+                }
+            }
+        }
+        d.groups.emplace_back(path, std::move(e));
+    }
+    return d;
+}
+
+void Registry::write_scope(ojson& out, const View& v) const {
+    const ScopeData d = collect(v);
+    const bool full = v.whole_run;
+    auto entry_json = [&](const ScopeData::Entry& e, bool aggregate) {
+        ojson j = ojson::object();
+        if (aggregate) j["instances"] = e.instances;
+        if (!e.counters.empty()) {
+            ojson& cs = j["counters"] = ojson::object();
+            for (const auto& c : e.counters) {
+                if (!full) { cs[c.meta->name()] = c.value; continue; }
+                ojson x = ojson::object();
+                x["value"] = c.value;
+                x["unit"] = c.meta->unit();
+                x["doc"] = c.meta->doc();
+                cs[c.meta->name()] = std::move(x);
+            }
+        }
+        if (!e.histograms.empty()) {
+            ojson& hs = j["histograms"] = ojson::object();
+            for (const auto& h : e.histograms) hs[h.meta->name()] = hist_json(h, full);
+        }
+        if (!e.ratios.empty()) {
+            ojson& rs = j["ratios"] = ojson::object();
+            for (const auto& r : e.ratios) {
+                const auto value = opt(ratio_value(r.num, r.den, r.meta->scale));
+                if (!full) { rs[r.meta->name] = value; continue; }
+                ojson x = ojson::object();
+                x["value"] = value;
+                x["doc"] = r.meta->doc;
+                if (!aggregate) {
+                    x["numerator"] = qualified(*r.meta->numerator);
+                    x["denominator"] = qualified(*r.meta->denominator);
+                }
+                x["scale"] = r.meta->scale;
+                rs[r.meta->name] = std::move(x);
+            }
+        }
+        return j;
+    };
+    ojson& gs = out["groups"] = ojson::object();
+    for (const auto& [path, e] : d.groups) gs[path] = entry_json(e, false);
+    ojson& as = out["aggregates"] = ojson::object();
+    for (const auto& [path, e] : d.aggregates) as[path] = entry_json(e, true);
+}
+
+std::string Registry::json() const {
+    ojson root = ojson::object();
+    root["format"] = "gpuvp-stats";
+    root["version"] = 1;
+    write_scope(root["run"] = ojson::object(), run_view());
+    ojson& ks = root["kernels"] = ojson::array();
+    for (const auto& k : kernels_) {
+        ojson j = ojson::object();
+        j["id"] = k.id;
+        j["name"] = k.name;
+        j["complete"] = k.complete;
+        if (now_ps_) {
+            j["begin_ps"] = k.begin_ps;
+            j["end_ps"] = k.complete ? k.end_ps : now_ps_();
+        }
+        write_scope(j, kernel_view(k));
+        ks.push_back(std::move(j));
+    }
+    return root.dump(2) + "\n";
+}
+
+void Registry::summarize_scope(std::string& out, const View& v) const {
+    const ScopeData d = collect(v);
+    auto wanted = [&](const std::string& key, bool aggregate_or_plain) {
+        if (summary_keys_.empty()) return aggregate_or_plain;
+        return std::find(summary_keys_.begin(), summary_keys_.end(), key) != summary_keys_.end();
+    };
+    auto line = [&](const std::string& key, const std::string& value, const std::string& unit) {
+        std::string l = "  " + key;
+        if (l.size() < 44) l.resize(44, ' ');
+        l += " " + value;
+        if (!unit.empty()) l += " " + unit;
+        out += l + "\n";
+    };
+    auto emit = [&](const std::string& path, const ScopeData::Entry& e, bool show) {
+        for (const auto& c : e.counters)
+            if (wanted(path + "." + c.meta->name(), show))
+                line(path + "." + c.meta->name(), std::to_string(c.value), c.meta->unit());
+        for (const auto& h : e.histograms) {
+            if (!wanted(path + "." + h.meta->name(), show)) continue;
+            std::string s = "count " + std::to_string(h.count);
+            if (h.count > 0) {
+                s += " mean " + fmt_double(static_cast<double>(h.sum) / static_cast<double>(h.count));
+                if (h.has_minmax) s += " min " + std::to_string(h.min) + " max " + std::to_string(h.max);
+            }
+            line(path + "." + h.meta->name(), s, h.meta->unit());
+        }
+        for (const auto& r : e.ratios) {
+            if (!wanted(path + "." + r.meta->name, show)) continue;
+            const auto val = ratio_value(r.num, r.den, r.meta->scale);
+            line(path + "." + r.meta->name, val ? fmt_double(*val) : "n/a", "");
+        }
+    };
+    for (const auto& [path, e] : d.aggregates) emit(path, e, true);
+    for (const auto& [path, e] : d.groups) emit(path, e, path.find('[') == std::string::npos);
+}
+
+std::string Registry::summary() const {
+    std::string out;
+    for (const auto& k : kernels_) {
+        out += "kernel " + std::to_string(k.id) + " \"" + k.name + "\"";
+        if (now_ps_) {
+            const std::uint64_t end = k.complete ? k.end_ps : now_ps_();
+            out += " " + std::to_string(k.begin_ps) + " ps .. " + std::to_string(end) + " ps";
+        }
+        if (!k.complete) out += " (still running)";
+        out += "\n";
+        summarize_scope(out, kernel_view(k));
+    }
+    out += "run (" + std::to_string(kernels_.size()) + " kernel scope" +
+           (kernels_.size() == 1 ? "" : "s") + ")\n";
+    summarize_scope(out, run_view());
+    return out;
+}
+
+}  // namespace gpuvp::stats
