@@ -1,0 +1,56 @@
+#include "platform/platform_params.h"
+
+#include <string>
+
+namespace gpuvp {
+namespace {
+
+// Where a knob's value came from, for messages about rules between knobs.
+std::string where(const config::Config& config, const char* knob) {
+  const auto index = config.registry().find(knob);
+  return index ? config.origin(*index).describe() : std::string("?");
+}
+
+}  // namespace
+
+config::KnobRegistry build_knob_registry() {
+  config::KnobRegistry registry;
+  config::declare_knobs<gpu::DeviceParams>(registry);
+  config::declare_knobs<gpu::SmParams>(registry);
+  config::declare_knobs<gpu::CrossbarParams>(registry);
+  config::declare_knobs<memory::L2Params>(registry);
+  config::declare_knobs<memory::HbmParams>(registry);
+  config::declare_knobs<uvm::PcieParams>(registry);
+  config::declare_knobs<SimParams>(registry);
+  return registry;
+}
+
+PlatformParams PlatformParams::load(const config::Config& config) {
+  PlatformParams p;
+  p.device = config::load_params<gpu::DeviceParams>(config);
+  p.sm = config::load_params<gpu::SmParams>(config);
+  p.crossbar = config::load_params<gpu::CrossbarParams>(config);
+  p.l2 = config::load_params<memory::L2Params>(config);
+  p.hbm = config::load_params<memory::HbmParams>(config);
+  p.pcie = config::load_params<uvm::PcieParams>(config);
+  p.sim = config::load_params<SimParams>(config);
+
+  std::vector<config::Diagnostic> errors;
+  auto rule = [&](bool holds, const char* knob, std::string message) {
+    if (!holds) errors.push_back({where(config, knob), knob, std::move(message)});
+  };
+  rule(p.sm.max_threads % 32 == 0, "gpu.sm.max_threads", "must be a multiple of the warp size (32)");
+  rule(p.sm.fp32_lanes % p.sm.subcores == 0, "gpu.sm.fp32_lanes",
+       "must divide evenly among gpu.sm.subcores (" + std::to_string(p.sm.subcores) + ")");
+  rule(p.l2.line_bytes % p.l2.sector_bytes == 0, "memory.l2.line_size",
+       "must be a whole number of sectors (memory.l2.sector_size)");
+  rule(p.l2.slice_bytes % p.l2.line_bytes == 0, "memory.l2.slice_size",
+       "must be a whole number of lines (memory.l2.line_size)");
+  const uint64_t channels = uint64_t{p.hbm.stacks} * p.hbm.channels_per_stack;
+  rule(p.hbm.capacity_bytes % channels == 0, "memory.hbm.capacity",
+       "must divide evenly among the " + std::to_string(channels) + " HBM channels");
+  if (!errors.empty()) throw config::ConfigError(std::move(errors));
+  return p;
+}
+
+}  // namespace gpuvp
