@@ -1,0 +1,54 @@
+// The TLM payload extension every GPU request carries: who asked (SM, warp, CTA, kernel),
+// which 32 B sectors of the 128 B line it touches, and what kind of access it is.
+// Pooled payloads (payload_pool.h) carry one pre-attached; get it with gpu_extension(gp).
+#pragma once
+
+#include <cstdint>
+
+#include <tlm>
+
+namespace gpuvp {
+
+enum class AccessKind : std::uint8_t {
+    Load,
+    Store,
+    Atomic,
+    Reduction,
+    InstructionFetch,
+    ConstantLoad,
+    PageTableWalk,
+    Dma,
+    Prefetch,
+};
+const char* to_string(AccessKind k) noexcept;
+
+inline constexpr unsigned kLineBytes = 128;
+inline constexpr unsigned kSectorBytes = 32;
+inline constexpr unsigned kSectorsPerLine = kLineBytes / kSectorBytes;
+
+class GpuExtension : public tlm::tlm_extension<GpuExtension> {
+public:
+    static constexpr std::uint32_t kNone = 0xffffffffu;  // not from an SM/warp/CTA (e.g. DMA)
+
+    std::uint32_t sm_id = kNone;
+    std::uint32_t warp_id = kNone;  // warp slot within the SM
+    std::uint32_t cta_id = kNone;   // linear CTA index within the grid
+    std::uint64_t kernel_id = 0;    // as given to stats::Registry::begin_kernel; 0 = none
+    std::uint8_t sector_mask = 0;   // bit i: sector i (bytes [32i, 32i+32)) of the line
+    AccessKind kind = AccessKind::Load;
+
+    tlm::tlm_extension_base* clone() const override;
+    void copy_from(const tlm::tlm_extension_base& other) override;
+    void reset() noexcept { *this = GpuExtension{}; }
+
+    // Sectors of the 128 B line containing `address` touched by [address, address+length),
+    // clipped to that line. length 0 gives 0.
+    static std::uint8_t sector_mask_for(std::uint64_t address, unsigned length) noexcept;
+};
+
+// The GpuExtension of a payload, or nullptr.
+inline GpuExtension* gpu_extension(tlm::tlm_generic_payload& gp) {
+    return gp.get_extension<GpuExtension>();
+}
+
+}  // namespace gpuvp
