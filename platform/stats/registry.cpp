@@ -287,6 +287,10 @@ Registry::View Registry::run_view() const { return View{true, snapshot()}; }
 
 Registry::View Registry::kernel_view(const KernelScope& k) const {
     View v{false, k.complete ? k.end : snapshot()};
+    // Stats registered after the kernel ended are absent from its end snapshot: delta 0.
+    v.values.counters.resize(all_counters_.size(), 0);
+    for (std::size_t i = v.values.histograms.size(); i < all_histograms_.size(); ++i)
+        v.values.histograms.push_back({0, 0, std::vector<std::uint64_t>(all_histograms_[i]->counts_.size(), 0)});
     // Stats registered after begin_kernel count from zero (missing from the begin snapshot).
     for (std::size_t i = 0; i < k.begin.counters.size(); ++i) v.values.counters[i] -= k.begin.counters[i];
     for (std::size_t i = 0; i < k.begin.histograms.size(); ++i) {

@@ -9,3 +9,10 @@ int sc_main(int argc, char* argv[]) {
     testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
+
+// Sanitizer builds (GPUVP_SANITIZE): LeakSanitizer cannot scan SystemC's coroutine stacks
+// (the stack switches of SystemC 2.3.4 as packaged by Debian are not annotated for the
+// sanitizers) and crashes at exit now and then; leak checking is off in SystemC tests.
+// AddressSanitizer and UBSan stay on. Ignored in normal builds.
+extern "C" const char* __lsan_default_options();
+extern "C" const char* __lsan_default_options() { return "detect_leaks=0"; }

@@ -23,9 +23,11 @@ Simulation::Simulation() {
 }
 
 Simulation::~Simulation() {
-    // The context is deliberately leaked: suspended coroutines of a test that failed
-    // mid-run still refer to it, and tearing it down then is not safe in SystemC 2.3.
-    // Tests are short-lived processes (one per ctest entry); the leak is bounded.
+    if (sc_core::sc_curr_simcontext == context_) {
+        delete context_;  // kills leftover processes, frees the kernel's state
+        sc_core::sc_curr_simcontext = nullptr;
+        sc_core::sc_default_global_context = nullptr;
+    }
 }
 
 void Simulation::run(std::function<void()> body, sc_time limit) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,9 +17,11 @@ namespace {
 void exercise(Registry& r) {
     std::uint64_t now = 0;
     r.set_time_source([&now] { return now; });
+    std::vector<gpuvp::stats::Counter*> instructions;
     for (int sm = 0; sm < 3; ++sm) {
         auto& g = r.group("gpu.sm[" + std::to_string(sm) + "]");
         auto& ins = g.counter("instructions", "warp-instr", "warp instructions issued");
+        instructions.push_back(&ins);
         auto& cyc = g.counter("cycles", "cycle", "active cycles");
         g.ratio("ipc", "instructions per active cycle", ins, cyc);
         g.histogram("latency", "cycle", "load latency", Buckets::log2(8));
@@ -29,10 +32,7 @@ void exercise(Registry& r) {
     l2.ratio("hit_rate", "L2 hit rate", hits, acc, 100.0);
 
     r.begin_kernel(7, "vecadd");
-    for (int sm = 0; sm < 3; ++sm) {
-        auto& g = r.group("gpu.sm[" + std::to_string(sm) + "]");
-        const_cast<gpuvp::stats::Counter*>(g.find_counter("instructions"))->add(10 * (sm + 1));
-    }
+    for (std::size_t sm = 0; sm < 3; ++sm) *instructions[sm] += 10 * (sm + 1);
     now = 1000;
     r.end_kernel(7);
     hits += 3;
