@@ -14,8 +14,9 @@ using nlohmann::json;
 namespace {
 
 // A small fixed sequence of operations touching every stat kind and scope.
-void exercise(Registry& r) {
-    std::uint64_t now = 0;
+// `now` outlives r's use of it (the registry keeps the time source).
+void exercise(Registry& r, std::uint64_t& now) {
+    now = 0;
     r.set_time_source([&now] { return now; });
     std::vector<gpuvp::stats::Counter*> instructions;
     for (int sm = 0; sm < 3; ++sm) {
@@ -42,16 +43,18 @@ void exercise(Registry& r) {
 }  // namespace
 
 TEST(StatsRegistry, IdenticalRunsGiveByteIdenticalJson) {
+    std::uint64_t ta = 0, tb = 0;
     Registry a, b;
-    exercise(a);
-    exercise(b);
+    exercise(a, ta);
+    exercise(b, tb);
     EXPECT_EQ(a.json(), b.json());
     EXPECT_EQ(a.summary(), b.summary());
 }
 
 TEST(StatsRegistry, JsonCarriesNamesUnitsDocsAndLayout) {
+    std::uint64_t now = 0;
     Registry r;
-    exercise(r);
+    exercise(r, now);
     const json j = json::parse(r.json());
     EXPECT_EQ(j["format"], "gpuvp-stats");
     const auto& ins = j["run"]["groups"]["gpu.sm[1]"]["counters"]["instructions"];
@@ -300,8 +303,9 @@ TEST(StatsAggregates, NestedIndicesAndRatioOfSums) {
 }
 
 TEST(StatsSummary, SummaryKeysSelectLines) {
+    std::uint64_t now = 0;
     Registry r;
-    exercise(r);
+    exercise(r, now);
     r.set_summary_keys({"memory.l2.hits", "gpu.sm[*].ipc"});
     const std::string s = r.summary();
     EXPECT_NE(s.find("memory.l2.hits"), std::string::npos) << s;
