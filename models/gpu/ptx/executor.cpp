@@ -1,0 +1,1547 @@
+// SIMT functional executor.
+//
+// Reconvergence: every lane keeps its own program counter (with its call depth and
+// function), and each step the warp issues the instruction of the lanes with the smallest
+// key (deepest call first, then lowest PC), so the lanes that share that key execute
+// together. For the reducible control flow nvcc emits, this reconverges lanes at the first
+// common instruction after a divergent region, with no CFG analysis, and stays correct for
+// any control flow (exit in divergent code, early returns, break/continue, calls at
+// different depths) because lanes never need a stack entry to meet again. The common case
+// costs nothing extra: after a non-branch instruction the group simply advances by one,
+// and lanes are rescanned only when a waiting lane's key is reached or after divergence.
+//
+// Registers are structure-of-arrays per warp (register-major, 32 lanes contiguous); each
+// function owns a fixed register range, saved per lane on calls so recursion works.
+#include "models/gpu/ptx/executor.h"
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "models/gpu/ptx/float_util.h"
+#include "models/gpu/ptx/ir.h"
+
+namespace gpuvp::ptx {
+namespace {
+
+using ir::Instruction;
+using ir::Opcode;
+using ir::Operand;
+using ir::OperandKind;
+using ir::Type;
+
+// 128-bit arithmetic for mul.hi.u64 and carries (a GCC/Clang extension).
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+constexpr int kWarpSize = 32;
+constexpr uint32_t kFullMask = 0xffffffffu;
+// Generic-address windows for the per-CTA and per-thread spaces; everything else is global.
+constexpr uint64_t kSharedWindow = 0x0001'0000'0000'0000ULL;
+constexpr uint64_t kLocalWindow = 0x0002'0000'0000'0000ULL;
+constexpr uint64_t kParamWindow = 0x0003'0000'0000'0000ULL;
+constexpr uint64_t kWindowBytes = 1ULL << 32;
+constexpr uint32_t kMaxCallDepth = 4096;
+constexpr uint64_t kExitedKey = ~0ULL;
+constexpr int kBarrierCount = 16;
+constexpr uint64_t kWarpSlice = 2048;  // instructions a warp runs before others get a turn
+
+inline uint64_t make_key(uint32_t depth, uint32_t function, uint32_t pc) {
+  return (static_cast<uint64_t>(kMaxCallDepth - depth) << 48) | (static_cast<uint64_t>(function) << 28) | pc;
+}
+inline uint32_t key_depth(uint64_t key) { return kMaxCallDepth - static_cast<uint32_t>(key >> 48); }
+inline uint32_t key_function(uint64_t key) { return static_cast<uint32_t>((key >> 28) & 0xfffff); }
+inline uint32_t key_pc(uint64_t key) { return static_cast<uint32_t>(key & 0xfffffff); }
+
+// A kernel fault; caught by launch() and turned into a LaunchResult.
+struct KernelFault {
+  LaunchStatus status;
+  std::string message;
+};
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Lane loop over a mask; the full-mask case is a plain counted loop the compiler unrolls.
+template <typename F>
+inline void for_lanes(uint32_t mask, F&& f) {
+  if (mask == kFullMask) {
+    for (int lane = 0; lane < kWarpSize; ++lane) f(lane);
+  } else {
+    while (mask) {
+      int lane = __builtin_ctz(mask);
+      f(lane);
+      mask &= mask - 1;
+    }
+  }
+}
+
+template <typename T>
+inline T from_bits(uint64_t bits) {
+  if constexpr (std::is_same_v<T, float>) {
+    return fp::f32(bits);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return fp::f64(bits);
+  } else {
+    return static_cast<T>(bits);
+  }
+}
+template <typename T>
+inline uint64_t to_bits(T value) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return fp::bits(value);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(value));
+  } else {
+    return static_cast<uint64_t>(value);
+  }
+}
+
+// Calls f(TypeTag<T>) for the C++ type of an integer PTX type.
+template <typename F>
+inline bool dispatch_int(Type type, F&& f) {
+  switch (type) {
+    case Type::kU8: case Type::kB8: f(TypeTag<uint8_t>{}); return true;
+    case Type::kS8: f(TypeTag<int8_t>{}); return true;
+    case Type::kU16: case Type::kB16: f(TypeTag<uint16_t>{}); return true;
+    case Type::kS16: f(TypeTag<int16_t>{}); return true;
+    case Type::kU32: case Type::kB32: f(TypeTag<uint32_t>{}); return true;
+    case Type::kS32: f(TypeTag<int32_t>{}); return true;
+    case Type::kU64: case Type::kB64: f(TypeTag<uint64_t>{}); return true;
+    case Type::kS64: f(TypeTag<int64_t>{}); return true;
+    default: return false;
+  }
+}
+
+template <typename T>
+inline T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T>
+inline T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+}
+template <typename T>
+inline T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;  // avoid int promotion overflow
+  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+}
+
+template <typename T>
+inline T mul_hi(T a, T b) {
+  if constexpr (sizeof(T) == 8) {
+    using W = std::conditional_t<std::is_signed_v<T>, Int128, UInt128>;
+    return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> 64);
+  } else {
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> (8 * sizeof(T)));
+  }
+}
+
+template <typename T>
+inline uint64_t mul_wide(T a, T b) {
+  using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+  return static_cast<uint64_t>(static_cast<W>(a) * static_cast<W>(b));
+}
+
+struct Barrier {
+  uint32_t arrived = 0;
+  uint32_t expected = 0;  // 0: every live thread of the CTA
+  uint32_t red_popc = 0;
+  bool red_and = true;
+  bool red_or = false;
+};
+
+struct Frame {
+  uint32_t return_function;
+  uint32_t return_pc;
+  uint32_t caller_frame_base;
+  uint32_t call_pc;  // the call instruction, for copying return values back
+  uint32_t callee;
+};
+
+struct Warp {
+  uint32_t index = 0;
+  uint32_t valid_mask = 0;
+  uint32_t exited_mask = 0;
+  uint32_t blocked_mask = 0;  // waiting at a barrier
+  std::array<uint32_t, kBarrierCount> barrier_waiters{};
+  std::vector<uint64_t> registers;  // [register][lane]
+  std::vector<uint32_t> predicates; // [predicate] -> lane mask
+  std::array<uint64_t, kWarpSize> keys{};
+  std::array<uint32_t, kWarpSize> frame_base{};
+  std::array<std::vector<Frame>, kWarpSize> frames;
+  std::array<std::vector<uint64_t>, kWarpSize> saved_registers;
+  std::array<std::vector<uint8_t>, kWarpSize> local;
+  std::array<const Instruction*, kWarpSize> pending_bar_red{};
+  std::array<uint32_t, kWarpSize> pending_bar_red_function{};
+  std::array<uint32_t, kWarpSize> tid_x{}, tid_y{}, tid_z{};
+  std::array<uint8_t, kWarpSize> carry{};
+  // The group being issued: lanes whose key equals current_key.
+  uint32_t current_mask = 0;
+  uint64_t current_key = kExitedKey;
+  uint64_t next_other_key = kExitedKey;  // smallest key of runnable lanes outside the group
+  uint64_t issued = 0;                   // instructions issued (drives %clock)
+
+  uint32_t runnable() const { return valid_mask & ~exited_mask & ~blocked_mask; }
+};
+
+struct Cta {
+  Dim3 id;
+  uint32_t linear = 0;
+  std::vector<uint8_t> shared;
+  uint32_t live_threads = 0;
+  std::array<Barrier, kBarrierCount> barriers{};
+};
+
+class LaunchRun {
+ public:
+  LaunchRun(const LoadedModule& loaded, const Kernel& kernel, const LaunchConfig& config,
+            const std::vector<uint8_t>& params, MemoryInterface& global, const ExecutorOptions& options)
+      : program_(loaded.module().program()),
+        loaded_(loaded),
+        kernel_(kernel),
+        config_(config),
+        params_(params),
+        global_(global),
+        options_(options) {}
+
+  LaunchResult run() {
+    LaunchResult result;
+    try {
+      validate();
+      layout();
+      const uint64_t cta_count = config_.grid.count();
+      for (uint64_t linear = 0; linear < cta_count; ++linear) run_cta(linear);
+    } catch (const KernelFault& fault) {
+      result.status = fault.status;
+      result.message = fault.message;
+    }
+    result.warp_instructions = warp_instructions_;
+    result.thread_instructions = thread_instructions_;
+    if (options_.printf_sink) {
+      for (const auto& text : printf_output_) options_.printf_sink(text);
+    }
+    return result;
+  }
+
+ private:
+  // ---------------------------------------------------------------- setup
+  void validate() {
+    auto invalid = [](const std::string& message) { throw KernelFault{LaunchStatus::kInvalidLaunch, message}; };
+    if (kernel_.function_index >= program_.functions.size() || &program_.kernels[0] > &kernel_ ||
+        &kernel_ >= program_.kernels.data() + program_.kernels.size()) {
+      // The kernel must come from this module (its function index refers to this program).
+      bool found = false;
+      for (const auto& k : program_.kernels) found |= (&k == &kernel_);
+      if (!found) invalid("kernel " + kernel_.name + " does not belong to module " + program_.file_name);
+    }
+    const Dim3& g = config_.grid;
+    const Dim3& b = config_.block;
+    if (g.x == 0 || g.y == 0 || g.z == 0 || g.y > 65535 || g.z > 65535) invalid("invalid grid dimensions");
+    if (b.x == 0 || b.y == 0 || b.z == 0 || b.x > 1024 || b.y > 1024 || b.z > 64 || b.count() > 1024) {
+      invalid("invalid block dimensions (" + std::to_string(b.x) + "," + std::to_string(b.y) + "," + std::to_string(b.z) + ")");
+    }
+    if (kernel_.max_threads_per_cta > 0 && b.count() > static_cast<uint64_t>(kernel_.max_threads_per_cta)) {
+      invalid("block of " + std::to_string(b.count()) + " threads exceeds the kernel's .maxntid/.reqntid");
+    }
+    if (params_.size() != kernel_.param_bytes) {
+      invalid("parameter buffer has " + std::to_string(params_.size()) + " bytes, kernel " + kernel_.name + " expects " +
+              std::to_string(kernel_.param_bytes));
+    }
+    if (config_.dynamic_shared_bytes > 227 * 1024) invalid("dynamic shared memory exceeds 227 KiB");
+  }
+
+  void layout() {
+    register_base_.resize(program_.functions.size());
+    predicate_base_.resize(program_.functions.size());
+    for (size_t f = 0; f < program_.functions.size(); ++f) {
+      register_base_[f] = total_registers_;
+      predicate_base_[f] = total_predicates_;
+      total_registers_ += program_.functions[f].register_count;
+      total_predicates_ += program_.functions[f].predicate_count;
+      if (program_.functions[f].body.size() >= (1u << 28)) throw KernelFault{LaunchStatus::kInvalidLaunch, "function too large"};
+    }
+    dynamic_shared_offset_ = static_cast<uint32_t>((program_.module_shared_bytes + program_.dynamic_shared_alignment - 1) /
+                                                   program_.dynamic_shared_alignment * program_.dynamic_shared_alignment);
+    shared_bytes_ = dynamic_shared_offset_ + config_.dynamic_shared_bytes;
+    const uint64_t threads = config_.block.count();
+    warps_.resize((threads + kWarpSize - 1) / kWarpSize);
+    for (auto& warp : warps_) {
+      warp.registers.assign(static_cast<size_t>(total_registers_) * kWarpSize, 0);
+      warp.predicates.assign(total_predicates_, 0);
+    }
+  }
+
+  // ---------------------------------------------------------------- CTA loop
+  void run_cta(uint64_t linear) {
+    Cta cta;
+    cta.linear = static_cast<uint32_t>(linear);
+    cta.id = Dim3(static_cast<uint32_t>(linear % config_.grid.x),
+                  static_cast<uint32_t>((linear / config_.grid.x) % config_.grid.y),
+                  static_cast<uint32_t>(linear / (uint64_t{config_.grid.x} * config_.grid.y)));
+    cta.shared.assign(shared_bytes_, 0);
+    const uint32_t threads = static_cast<uint32_t>(config_.block.count());
+    cta.live_threads = threads;
+    cta_ = &cta;
+    const auto& kernel_function = program_.functions[kernel_.function_index];
+    for (uint32_t w = 0; w < warps_.size(); ++w) {
+      Warp& warp = warps_[w];
+      warp.index = w;
+      const uint32_t first = w * kWarpSize;
+      const uint32_t lanes = std::min<uint32_t>(kWarpSize, threads - first);
+      warp.valid_mask = lanes == 32 ? kFullMask : ((1u << lanes) - 1);
+      warp.exited_mask = 0;
+      warp.blocked_mask = 0;
+      warp.barrier_waiters.fill(0);
+      std::fill(warp.registers.begin(), warp.registers.end(), 0);
+      std::fill(warp.predicates.begin(), warp.predicates.end(), 0);
+      warp.issued = 0;
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const uint32_t t = first + static_cast<uint32_t>(lane);
+        warp.tid_x[lane] = t % config_.block.x;
+        warp.tid_y[lane] = (t / config_.block.x) % config_.block.y;
+        warp.tid_z[lane] = t / (config_.block.x * config_.block.y);
+        warp.keys[lane] = (warp.valid_mask >> lane) & 1 ? make_key(0, kernel_.function_index, 0) : kExitedKey;
+        warp.frame_base[lane] = 0;
+        warp.frames[lane].clear();
+        warp.saved_registers[lane].clear();
+        warp.pending_bar_red[lane] = nullptr;
+        warp.carry[lane] = 0;
+        auto& local = warp.local[lane];
+        if (local.size() < kernel_function.frame_bytes) local.resize(kernel_function.frame_bytes);
+        std::fill(local.begin(), local.begin() + kernel_function.frame_bytes, 0);
+      }
+      warp.current_mask = 0;
+      reschedule(warp);
+    }
+    // Round-robin over warps until every thread has exited.
+    while (true) {
+      bool all_done = true;
+      bool progressed = false;
+      for (auto& warp : warps_) {
+        if ((warp.valid_mask & ~warp.exited_mask) == 0) continue;
+        all_done = false;
+        if (run_warp(warp, kWarpSlice)) progressed = true;
+      }
+      if (all_done) break;
+      if (!progressed) report_deadlock();
+    }
+    cta_ = nullptr;
+  }
+
+  [[noreturn]] void report_deadlock() {
+    std::ostringstream message;
+    message << "barrier deadlock in kernel " << kernel_.name << ", CTA " << dim(cta_->id) << ": ";
+    for (const auto& warp : warps_) {
+      if (warp.blocked_mask == 0) continue;
+      int lane = __builtin_ctz(warp.blocked_mask);
+      message << "warp " << warp.index << " waits at " << location(key_function(warp.keys[lane]), key_pc(warp.keys[lane]) - 1)
+              << " (" << __builtin_popcount(warp.blocked_mask) << " threads); ";
+    }
+    message << cta_->live_threads << " threads still running";
+    throw KernelFault{LaunchStatus::kBarrierDeadlock, message.str()};
+  }
+
+  // Picks the lanes with the smallest key as the group to issue. Returns false when no lane
+  // of the warp can run (all exited or waiting at a barrier).
+  bool reschedule(Warp& warp) {
+    // Write the group's key back to its lanes (the fast path only tracks current_key).
+    for_lanes(warp.current_mask, [&](int lane) { warp.keys[lane] = warp.current_key; });
+    const uint32_t runnable = warp.runnable();
+    uint64_t best = kExitedKey;
+    for_lanes(runnable, [&](int lane) { best = std::min(best, warp.keys[lane]); });
+    if (best == kExitedKey) {
+      warp.current_mask = 0;
+      warp.current_key = kExitedKey;
+      return false;
+    }
+    uint32_t group = 0;
+    uint64_t other = kExitedKey;
+    for_lanes(runnable, [&](int lane) {
+      if (warp.keys[lane] == best) {
+        group |= 1u << lane;
+      } else {
+        other = std::min(other, warp.keys[lane]);
+      }
+    });
+    warp.current_mask = group;
+    warp.current_key = best;
+    warp.next_other_key = other;
+    return true;
+  }
+
+  // Moves the group to the next instruction, merging with lanes already waiting there.
+  inline void advance(Warp& warp) {
+    ++warp.current_key;
+    if (warp.current_key >= warp.next_other_key) reschedule(warp);
+  }
+
+  // Runs up to `budget` instructions; returns whether any instruction was issued.
+  bool run_warp(Warp& warp, uint64_t budget) {
+    bool issued_any = false;
+    while (budget-- > 0) {
+      if (warp.current_mask == 0 && !reschedule(warp)) break;
+      step(warp);
+      issued_any = true;
+    }
+    return issued_any;
+  }
+
+  // ---------------------------------------------------------------- diagnostics
+  static std::string dim(const Dim3& d) {
+    return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+  }
+  std::string location(uint32_t function, uint32_t pc) const {
+    const auto& f = program_.functions[function];
+    uint32_t line = pc < f.body.size() ? f.body[pc].line : f.line;
+    return program_.file_name + ":" + std::to_string(line);
+  }
+  std::string where(const Warp& warp, int lane) const {
+    const uint64_t key = warp.current_key;
+    const auto& f = program_.functions[key_function(key)];
+    std::string text = "in kernel " + kernel_.name;
+    if (key_function(key) != kernel_.function_index) text += " (function " + f.name + ")";
+    text += " at " + location(key_function(key), key_pc(key)) + ", CTA " + dim(cta_->id) + ", thread (" +
+            std::to_string(warp.tid_x[lane]) + "," + std::to_string(warp.tid_y[lane]) + "," +
+            std::to_string(warp.tid_z[lane]) + ")";
+    return text;
+  }
+  [[noreturn]] void fault(const Warp& warp, int lane, LaunchStatus status, const std::string& what) const {
+    throw KernelFault{status, what + " " + where(warp, lane)};
+  }
+  static std::string hex(uint64_t value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "0x%" PRIx64, value);
+    return buffer;
+  }
+  static const char* space_name(ir::Space space) {
+    switch (space) {
+      case ir::Space::kGlobal: return "global";
+      case ir::Space::kShared: return "shared";
+      case ir::Space::kLocal: return "local";
+      case ir::Space::kConst: return "const";
+      case ir::Space::kParam: return "param";
+      default: return "generic";
+    }
+  }
+
+  // ---------------------------------------------------------------- operands
+  struct Context {
+    Warp& warp;
+    uint64_t* registers;   // this function's register rows
+    uint32_t* predicates;  // this function's predicate masks
+    const ir::Function& function;
+    uint32_t function_index;
+  };
+
+  uint64_t* row(Context& c, uint32_t index) { return c.registers + static_cast<size_t>(index) * kWarpSize; }
+
+  // Returns 32 lane values of a source operand (a register row, or values in scratch).
+  const uint64_t* fetch(Context& c, const Operand& op, uint64_t* scratch, uint32_t mask) {
+    switch (op.kind) {
+      case OperandKind::kRegister:
+        return row(c, op.index);
+      case OperandKind::kImmediate: {
+        const uint64_t v = static_cast<uint64_t>(op.value);
+        for (int lane = 0; lane < kWarpSize; ++lane) scratch[lane] = v;
+        return scratch;
+      }
+      case OperandKind::kPredicate: {
+        const uint32_t p = c.predicates[op.index] ^ (op.negated ? kFullMask : 0);
+        for (int lane = 0; lane < kWarpSize; ++lane) scratch[lane] = (p >> lane) & 1;
+        return scratch;
+      }
+      case OperandKind::kSpecial:
+        for_lanes(mask, [&](int lane) { scratch[lane] = special(c.warp, static_cast<ir::SpecialRegister>(op.index), lane); });
+        return scratch;
+      case OperandKind::kSymbol:
+        for_lanes(mask, [&](int lane) { scratch[lane] = symbol_address(c.warp, op.symbol_kind, op.index, lane) + static_cast<uint64_t>(op.value); });
+        return scratch;
+      default:
+        for (int lane = 0; lane < kWarpSize; ++lane) scratch[lane] = 0;
+        return scratch;
+    }
+  }
+
+  uint64_t* destination(Context& c, const Operand& op) {
+    if (op.kind == OperandKind::kRegister) return row(c, op.index);
+    return sink_.data();
+  }
+
+  uint32_t predicate_source(Context& c, const Operand& op) {
+    if (op.kind == OperandKind::kPredicate) return c.predicates[op.index] ^ (op.negated ? kFullMask : 0);
+    if (op.kind == OperandKind::kImmediate) return op.value ? kFullMask : 0;
+    return 0;
+  }
+  void write_predicate(Context& c, const Operand& op, uint32_t mask, uint32_t values) {
+    if (op.kind != OperandKind::kPredicate) return;
+    uint32_t& p = c.predicates[op.index];
+    p = (p & ~mask) | (values & mask);
+  }
+
+  uint64_t symbol_address(const Warp& warp, ir::SymbolKind kind, uint32_t index, int lane) const {
+    switch (kind) {
+      case ir::SymbolKind::kModuleVariable: return loaded_.variable_addresses()[index];
+      case ir::SymbolKind::kShared: return 0;
+      case ir::SymbolKind::kDynamicShared: return dynamic_shared_offset_;
+      case ir::SymbolKind::kLocal: return warp.frame_base[lane];
+      case ir::SymbolKind::kKernelParam: return kParamWindow;
+      case ir::SymbolKind::kFrameParam: return warp.frame_base[lane];
+    }
+    return 0;
+  }
+
+  uint64_t special(const Warp& warp, ir::SpecialRegister reg, int lane) const {
+    using ir::SpecialRegister;
+    const uint32_t bit = 1u << lane;
+    switch (reg) {
+      case SpecialRegister::kTidX: return warp.tid_x[lane];
+      case SpecialRegister::kTidY: return warp.tid_y[lane];
+      case SpecialRegister::kTidZ: return warp.tid_z[lane];
+      case SpecialRegister::kNtidX: return config_.block.x;
+      case SpecialRegister::kNtidY: return config_.block.y;
+      case SpecialRegister::kNtidZ: return config_.block.z;
+      case SpecialRegister::kCtaidX: return cta_->id.x;
+      case SpecialRegister::kCtaidY: return cta_->id.y;
+      case SpecialRegister::kCtaidZ: return cta_->id.z;
+      case SpecialRegister::kNctaidX: return config_.grid.x;
+      case SpecialRegister::kNctaidY: return config_.grid.y;
+      case SpecialRegister::kNctaidZ: return config_.grid.z;
+      case SpecialRegister::kLaneid: return static_cast<uint64_t>(lane);
+      case SpecialRegister::kWarpid: return warp.index;
+      case SpecialRegister::kNwarpid: return 64;
+      case SpecialRegister::kSmid: return cta_->linear % std::max<uint32_t>(options_.sm_count, 1);
+      case SpecialRegister::kNsmid: return options_.sm_count;
+      case SpecialRegister::kGridid: return 1;
+      // Time is modelled by instruction counts so runs are deterministic.
+      case SpecialRegister::kClock: return static_cast<uint32_t>(warp.issued * 4);
+      case SpecialRegister::kClock64: return warp.issued * 4;
+      case SpecialRegister::kGlobaltimer: return warp_instructions_ * 4;
+      case SpecialRegister::kGlobaltimerLo: return static_cast<uint32_t>(warp_instructions_ * 4);
+      case SpecialRegister::kGlobaltimerHi: return static_cast<uint32_t>((warp_instructions_ * 4) >> 32);
+      case SpecialRegister::kLanemaskEq: return bit;
+      case SpecialRegister::kLanemaskLt: return bit - 1;
+      case SpecialRegister::kLanemaskLe: return (bit - 1) | bit;
+      case SpecialRegister::kLanemaskGt: return ~((bit - 1) | bit) & kFullMask;
+      case SpecialRegister::kLanemaskGe: return ~(bit - 1) & kFullMask;
+      case SpecialRegister::kDynamicSmemSize: return config_.dynamic_shared_bytes;
+      case SpecialRegister::kTotalSmemSize: return shared_bytes_;
+      case SpecialRegister::kWarpSize: return kWarpSize;
+    }
+    return 0;
+  }
+
+  // ---------------------------------------------------------------- memory
+  uint64_t operand_address(Context& c, const Operand& op, int lane) {
+    switch (op.memory_base) {
+      case ir::MemoryBase::kRegister: return row(c, op.index)[lane] + static_cast<uint64_t>(op.value);
+      case ir::MemoryBase::kSymbol: return symbol_address(c.warp, op.symbol_kind, op.index, lane) + static_cast<uint64_t>(op.value);
+      case ir::MemoryBase::kAbsolute: return static_cast<uint64_t>(op.value);
+    }
+    return 0;
+  }
+
+  // Resolves a (space, address) to a host pointer for shared/local/param, or returns
+  // nullptr with global_address set for global memory.
+  uint8_t* resolve(Warp& warp, int lane, ir::Space space, uint64_t address, uint32_t size, bool is_write,
+                   uint64_t& global_address, const char* what) {
+    if (size > 1 && (address % size) != 0 && !(size == 16 && address % 8 == 0 && false)) {
+      fault(warp, lane, LaunchStatus::kMisalignedAddress,
+            std::string("misaligned address ") + hex(address) + " for " + std::to_string(size) + "-byte " + what);
+    }
+    ir::Space effective = space;
+    uint64_t offset = address;
+    if (space == ir::Space::kGeneric) {
+      if (address >= kSharedWindow && address < kSharedWindow + kWindowBytes) {
+        effective = ir::Space::kShared;
+        offset = address - kSharedWindow;
+      } else if (address >= kLocalWindow && address < kLocalWindow + kWindowBytes) {
+        effective = ir::Space::kLocal;
+        offset = address - kLocalWindow;
+      } else if (address >= kParamWindow && address < kParamWindow + kWindowBytes) {
+        effective = ir::Space::kParam;
+      } else {
+        effective = ir::Space::kGlobal;
+      }
+    }
+    auto illegal = [&]() {
+      fault(warp, lane, LaunchStatus::kIllegalAddress,
+            std::string("illegal address ") + hex(address) + " (" + space_name(effective) + " " + what + ", " +
+                std::to_string(size) + " bytes)");
+    };
+    switch (effective) {
+      case ir::Space::kShared:
+        if (space == ir::Space::kShared && offset >= kSharedWindow && offset < kSharedWindow + kWindowBytes) offset -= kSharedWindow;
+        if (offset > cta_->shared.size() || cta_->shared.size() - offset < size) illegal();
+        return cta_->shared.data() + offset;
+      case ir::Space::kLocal: {
+        auto& local = warp.local[lane];
+        if (offset > local.size() || local.size() - offset < size) illegal();
+        return local.data() + offset;
+      }
+      case ir::Space::kParam: {
+        if (address >= kParamWindow && address < kParamWindow + kWindowBytes) {
+          if (is_write) illegal();
+          const uint64_t param_offset = address - kParamWindow;
+          if (param_offset > params_.size() || params_.size() - param_offset < size) illegal();
+          return const_cast<uint8_t*>(params_.data()) + param_offset;
+        }
+        // .param of a device function or call site: lives in the thread's frame.
+        auto& local = warp.local[lane];
+        if (offset > local.size() || local.size() - offset < size) illegal();
+        return local.data() + offset;
+      }
+      case ir::Space::kConst:
+        if (is_write) illegal();
+        global_address = address;
+        return nullptr;
+      default:
+        if (address >= kSharedWindow && address < kParamWindow + kWindowBytes) illegal();  // not a global address
+        global_address = address;
+        return nullptr;
+    }
+  }
+
+  void load_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, void* out, uint32_t size, const char* what) {
+    uint64_t global_address = 0;
+    uint8_t* host = resolve(warp, lane, space, address, size, false, global_address, what);
+    if (host != nullptr) {
+      std::memcpy(out, host, size);
+    } else if (!global_.read(global_address, out, size)) {
+      fault(warp, lane, LaunchStatus::kIllegalAddress,
+            std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
+    }
+  }
+  void store_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, const void* in, uint32_t size, const char* what) {
+    uint64_t global_address = 0;
+    uint8_t* host = resolve(warp, lane, space, address, size, true, global_address, what);
+    if (host != nullptr) {
+      std::memcpy(host, in, size);
+    } else if (!global_.write(global_address, in, size)) {
+      fault(warp, lane, LaunchStatus::kIllegalAddress,
+            std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
+    }
+  }
+
+  static uint64_t extend_loaded(uint64_t raw, Type type) {
+    switch (type) {
+      case Type::kS8: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(raw)));
+      case Type::kS16: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(raw)));
+      case Type::kS32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(raw)));
+      default: return raw;
+    }
+  }
+
+  void exec_load(Context& c, const Instruction& inst, uint32_t mask) {
+    const uint32_t element = static_cast<uint32_t>(ir::type_bytes(inst.type));
+    const uint32_t width = inst.vector_width;
+    const Operand& data = inst.operands[0];
+    const Operand& address = inst.operands[1];
+    if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
+    for_lanes(mask, [&](int lane) {
+      const uint64_t base = operand_address(c, address, lane);
+      uint64_t values[8] = {};
+      if (width == 1) {
+        load_bytes(c.warp, lane, inst.space, base, &values[0], element, "load");
+      } else {
+        uint8_t buffer[64];
+        load_bytes(c.warp, lane, inst.space, base, buffer, element * width, "vector load");
+        for (uint32_t i = 0; i < width; ++i) std::memcpy(&values[i], buffer + i * element, element);
+      }
+      if (width == 1) {
+        if (data.kind == OperandKind::kRegister) row(c, data.index)[lane] = extend_loaded(values[0], inst.type);
+      } else {
+        for (uint32_t i = 0; i < width; ++i) {
+          const Operand& e = c.function.vector_elements[data.index + i];
+          if (e.kind == OperandKind::kRegister) row(c, e.index)[lane] = extend_loaded(values[i], inst.type);
+        }
+      }
+    });
+  }
+
+  void exec_store(Context& c, const Instruction& inst, uint32_t mask) {
+    const uint32_t element = static_cast<uint32_t>(ir::type_bytes(inst.type));
+    const uint32_t width = inst.vector_width;
+    const Operand& address = inst.operands[0];
+    const Operand& data = inst.operands[1];
+    if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit stores are not supported");
+    const uint64_t* sources[8] = {};
+    if (width == 1) {
+      sources[0] = fetch(c, data, scratch_[0].data(), mask);
+    } else {
+      for (uint32_t i = 0; i < width; ++i) {
+        sources[i] = fetch(c, c.function.vector_elements[data.index + i], scratch_[i % 4].data() , mask);
+        if (c.function.vector_elements[data.index + i].kind != OperandKind::kRegister && i >= 4) {
+          // Up to four scratch rows; wider immediates vectors are not emitted by nvcc.
+          fault(c.warp, 0, LaunchStatus::kInvalidInstruction, "vector store with more than four constant elements");
+        }
+      }
+    }
+    for_lanes(mask, [&](int lane) {
+      const uint64_t base = operand_address(c, address, lane);
+      if (width == 1) {
+        uint64_t value = sources[0][lane];
+        store_bytes(c.warp, lane, inst.space, base, &value, element, "store");
+      } else {
+        uint8_t buffer[64];
+        for (uint32_t i = 0; i < width; ++i) {
+          uint64_t value = sources[i][lane];
+          std::memcpy(buffer + i * element, &value, element);
+        }
+        store_bytes(c.warp, lane, inst.space, base, buffer, element * width, "vector store");
+      }
+    });
+  }
+
+  template <typename T>
+  static T atomic_apply(ir::AtomOp op, T old, T b, T c) {
+    switch (op) {
+      case ir::AtomOp::kAdd:
+        if constexpr (std::is_floating_point_v<T>) return old + b; else return wrap_add(old, b);
+      case ir::AtomOp::kMin: return std::is_floating_point_v<T> ? std::fmin(old, b) : std::min(old, b);
+      case ir::AtomOp::kMax: return std::is_floating_point_v<T> ? std::fmax(old, b) : std::max(old, b);
+      case ir::AtomOp::kExch: return b;
+      case ir::AtomOp::kCas: return old == b ? c : old;
+      case ir::AtomOp::kInc:
+        if constexpr (std::is_integral_v<T>) return old >= b ? T(0) : static_cast<T>(old + 1); else return old;
+      case ir::AtomOp::kDec:
+        if constexpr (std::is_integral_v<T>) return (old == 0 || old > b) ? b : static_cast<T>(old - 1); else return old;
+      case ir::AtomOp::kAnd: if constexpr (std::is_integral_v<T>) return old & b; else return old;
+      case ir::AtomOp::kOr: if constexpr (std::is_integral_v<T>) return old | b; else return old;
+      case ir::AtomOp::kXor: if constexpr (std::is_integral_v<T>) return old ^ b; else return old;
+      default: return old;
+    }
+  }
+
+  void exec_atomic(Context& c, const Instruction& inst, uint32_t mask) {
+    const Operand& address = inst.operands[1];
+    const uint64_t* b = fetch(c, inst.operands[2], scratch_[0].data(), mask);
+    const uint64_t* cv = inst.atom_op == ir::AtomOp::kCas ? fetch(c, inst.operands[3], scratch_[1].data(), mask) : b;
+    uint64_t* d = destination(c, inst.operands[0]);
+    const uint32_t size = static_cast<uint32_t>(ir::type_bytes(inst.type));
+    auto run = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for_lanes(mask, [&](int lane) {  // lane order: deterministic serialisation
+        const uint64_t addr = operand_address(c, address, lane);
+        uint64_t raw = 0;
+        load_bytes(c.warp, lane, inst.space, addr, &raw, size, "atomic");
+        const T old = from_bits<T>(raw);
+        const T result = atomic_apply<T>(inst.atom_op, old, from_bits<T>(b[lane]), from_bits<T>(cv[lane]));
+        uint64_t out = to_bits(result);
+        store_bytes(c.warp, lane, inst.space, addr, &out, size, "atomic");
+        d[lane] = extend_loaded(raw, inst.type);
+      });
+    };
+    const bool bitwise = inst.atom_op == ir::AtomOp::kAnd || inst.atom_op == ir::AtomOp::kOr || inst.atom_op == ir::AtomOp::kXor ||
+                         inst.atom_op == ir::AtomOp::kExch || inst.atom_op == ir::AtomOp::kCas;
+    if (inst.type == Type::kF32 && !bitwise) run(TypeTag<float>{});
+    else if (inst.type == Type::kF64 && !bitwise) run(TypeTag<double>{});
+    else if (inst.type == Type::kF32) run(TypeTag<uint32_t>{});
+    else if (inst.type == Type::kF64) run(TypeTag<uint64_t>{});
+    else if (!dispatch_int(inst.type, run)) invalid(c, inst, mask, "atomic type");
+  }
+
+  [[noreturn]] void invalid(Context& c, const Instruction& inst, uint32_t mask, const char* what) {
+    (void)inst;
+    fault(c.warp, mask ? __builtin_ctz(mask) : 0, LaunchStatus::kInvalidInstruction, std::string("unsupported ") + what);
+  }
+
+  // ---------------------------------------------------------------- arithmetic helpers
+  template <typename T, typename F>
+  void map1(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
+    uint64_t* d = destination(c, inst.operands[0]);
+    for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]))); });
+  }
+  template <typename T, typename F>
+  void map2(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
+    const uint64_t* b = fetch(c, inst.operands[2], scratch_[1].data(), mask);
+    uint64_t* d = destination(c, inst.operands[0]);
+    for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]), from_bits<T>(b[lane]))); });
+  }
+  template <typename T, typename F>
+  void map3(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
+    const uint64_t* b = fetch(c, inst.operands[2], scratch_[1].data(), mask);
+    const uint64_t* e = fetch(c, inst.operands[3], scratch_[2].data(), mask);
+    uint64_t* d = destination(c, inst.operands[0]);
+    for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]), from_bits<T>(b[lane]), from_bits<T>(e[lane]))); });
+  }
+
+  // f32 result post-processing: .ftz flushes subnormal results, .sat clamps to [0, 1].
+  template <typename F>
+  static F finish_float(const Instruction& inst, F value) {
+    if (inst.ftz) value = fp::flush_subnormal(value);
+    if (inst.saturate) value = fp::saturate01(value);
+    return value;
+  }
+  template <typename F>
+  static F input_float(const Instruction& inst, F value) {
+    return inst.ftz ? fp::flush_subnormal(value) : value;
+  }
+
+  // Runs f(T) for f32/f64 with ftz/sat and the instruction's rounding mode.
+  template <typename F>
+  bool float_binary(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    fp::RoundingGuard guard(inst.rounding);
+    if (inst.type == Type::kF32) {
+      map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, static_cast<float>(f(input_float(inst, a), input_float(inst, b)))); });
+      return true;
+    }
+    if (inst.type == Type::kF64) {
+      map2<double>(c, inst, mask, [&](double a, double b) { return finish_float(inst, static_cast<double>(f(a, b))); });
+      return true;
+    }
+    if (inst.type == Type::kF16 || inst.type == Type::kBF16 || inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) {
+      half_binary(c, inst, mask, [&](double a, double b) { return static_cast<double>(f(a, b)); });
+      return true;
+    }
+    return false;
+  }
+
+  // f16/bf16 (and x2) arithmetic: exact in double, then one rounding to the narrow format.
+  template <typename F>
+  void half_binary(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const bool bf = inst.type == Type::kBF16 || inst.type == Type::kBF16x2;
+    const int halves = (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) ? 2 : 1;
+    map2<uint32_t>(c, inst, mask, [&](uint32_t a, uint32_t b) {
+      uint32_t out = 0;
+      for (int h = 0; h < halves; ++h) {
+        double x = bf ? fp::bf16_to_double(a >> (16 * h)) : fp::half_to_double(a >> (16 * h));
+        double y = bf ? fp::bf16_to_double(b >> (16 * h)) : fp::half_to_double(b >> (16 * h));
+        double r = f(x, y);
+        if (inst.saturate) r = fp::saturate01(r);
+        if (inst.relu && !(r > 0)) r = std::isnan(r) ? r : 0.0;
+        uint32_t bits = bf ? fp::double_to_bf16(r, inst.rounding) : fp::double_to_half(r, inst.rounding);
+        if (inst.ftz && !bf && (bits & 0x7c00) == 0) bits &= 0x8000;
+        out |= (bits & 0xffff) << (16 * h);
+      }
+      return out;
+    });
+  }
+
+  template <typename F>
+  void half_ternary(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const bool bf = inst.type == Type::kBF16 || inst.type == Type::kBF16x2;
+    const int halves = (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) ? 2 : 1;
+    map3<uint32_t>(c, inst, mask, [&](uint32_t a, uint32_t b, uint32_t e) {
+      uint32_t out = 0;
+      for (int h = 0; h < halves; ++h) {
+        auto conv = [&](uint32_t v) { return bf ? fp::bf16_to_double(v >> (16 * h)) : fp::half_to_double(v >> (16 * h)); };
+        double r = f(conv(a), conv(b), conv(e));
+        if (inst.saturate) r = fp::saturate01(r);
+        if (inst.relu && !(r > 0)) r = std::isnan(r) ? r : 0.0;
+        uint32_t bits = bf ? fp::double_to_bf16(r, inst.rounding) : fp::double_to_half(r, inst.rounding);
+        out |= (bits & 0xffff) << (16 * h);
+      }
+      return out;
+    });
+  }
+
+  template <typename F>
+  void half_unary(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
+    const bool bf = inst.type == Type::kBF16 || inst.type == Type::kBF16x2;
+    const int halves = (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) ? 2 : 1;
+    map1<uint32_t>(c, inst, mask, [&](uint32_t a) {
+      uint32_t out = 0;
+      for (int h = 0; h < halves; ++h) {
+        double x = bf ? fp::bf16_to_double(a >> (16 * h)) : fp::half_to_double(a >> (16 * h));
+        uint32_t bits = bf ? fp::double_to_bf16(f(x), inst.rounding) : fp::double_to_half(f(x), inst.rounding);
+        out |= (bits & 0xffff) << (16 * h);
+      }
+      return out;
+    });
+  }
+
+  static bool is_half_type(Type t) {
+    return t == Type::kF16 || t == Type::kF16x2 || t == Type::kBF16 || t == Type::kBF16x2;
+  }
+
+  static double fmin_ptx(double a, double b) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+  }
+  static double fmax_ptx(double a, double b) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+  }
+
+  template <typename T>
+  static bool compare(ir::Compare cmp, T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const bool unordered = std::isnan(a) || std::isnan(b);
+      switch (cmp) {
+        case ir::Compare::kEq: return !unordered && a == b;
+        case ir::Compare::kNe: return !unordered && a != b;
+        case ir::Compare::kLt: return !unordered && a < b;
+        case ir::Compare::kLe: return !unordered && a <= b;
+        case ir::Compare::kGt: return !unordered && a > b;
+        case ir::Compare::kGe: return !unordered && a >= b;
+        case ir::Compare::kEqu: return unordered || a == b;
+        case ir::Compare::kNeu: return unordered || a != b;
+        case ir::Compare::kLtu: return unordered || a < b;
+        case ir::Compare::kLeu: return unordered || a <= b;
+        case ir::Compare::kGtu: return unordered || a > b;
+        case ir::Compare::kGeu: return unordered || a >= b;
+        case ir::Compare::kNum: return !unordered;
+        case ir::Compare::kNan: return unordered;
+        default: return false;
+      }
+    } else {
+      using U = std::make_unsigned_t<T>;
+      switch (cmp) {
+        case ir::Compare::kEq: return a == b;
+        case ir::Compare::kNe: return a != b;
+        case ir::Compare::kLt: return a < b;
+        case ir::Compare::kLe: return a <= b;
+        case ir::Compare::kGt: return a > b;
+        case ir::Compare::kGe: return a >= b;
+        case ir::Compare::kLo: return static_cast<U>(a) < static_cast<U>(b);
+        case ir::Compare::kLs: return static_cast<U>(a) <= static_cast<U>(b);
+        case ir::Compare::kHi: return static_cast<U>(a) > static_cast<U>(b);
+        case ir::Compare::kHs: return static_cast<U>(a) >= static_cast<U>(b);
+        default: return false;
+      }
+    }
+  }
+
+  static bool combine(ir::BoolOp op, bool value, bool c) {
+    switch (op) {
+      case ir::BoolOp::kAnd: return value && c;
+      case ir::BoolOp::kOr: return value || c;
+      case ir::BoolOp::kXor: return value != c;
+      default: return value;
+    }
+  }
+
+  // Lane mask of compare results (per half for x2 types: the low half).
+  uint32_t compare_lanes(Context& c, const Instruction& inst, Type type, const Operand& a_op, const Operand& b_op,
+                         uint32_t mask, uint32_t* high_half = nullptr) {
+    const uint64_t* a = fetch(c, a_op, scratch_[0].data(), mask);
+    const uint64_t* b = fetch(c, b_op, scratch_[1].data(), mask);
+    uint32_t result = 0;
+    uint32_t high = 0;
+    if (type == Type::kF32) {
+      for_lanes(mask, [&](int lane) {
+        float x = input_float(inst, fp::f32(a[lane])), y = input_float(inst, fp::f32(b[lane]));
+        result |= static_cast<uint32_t>(compare(inst.compare, x, y)) << lane;
+      });
+    } else if (type == Type::kF64) {
+      for_lanes(mask, [&](int lane) { result |= static_cast<uint32_t>(compare(inst.compare, fp::f64(a[lane]), fp::f64(b[lane]))) << lane; });
+    } else if (is_half_type(type)) {
+      const bool bf = type == Type::kBF16 || type == Type::kBF16x2;
+      for_lanes(mask, [&](int lane) {
+        auto conv = [&](uint64_t v, int h) { return bf ? fp::bf16_to_double(static_cast<uint32_t>(v >> (16 * h))) : fp::half_to_double(static_cast<uint32_t>(v >> (16 * h))); };
+        result |= static_cast<uint32_t>(compare(inst.compare, conv(a[lane], 0), conv(b[lane], 0))) << lane;
+        high |= static_cast<uint32_t>(compare(inst.compare, conv(a[lane], 1), conv(b[lane], 1))) << lane;
+      });
+    } else {
+      bool ok = dispatch_int(type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for_lanes(mask, [&](int lane) { result |= static_cast<uint32_t>(compare(inst.compare, from_bits<T>(a[lane]), from_bits<T>(b[lane]))) << lane; });
+      });
+      if (!ok) invalid(c, inst, mask, "comparison type");
+    }
+    if (high_half) *high_half = high;
+    return result;
+  }
+
+  // ---------------------------------------------------------------- conversions
+  static bool is_int_type(Type t) { return !ir::is_float(t) && t != Type::kPred && t != Type::kNone; }
+
+  // Reads a source value of `type` as an exact double (integers up to 2^53 exact).
+  static long double source_as_long_double(uint64_t raw, Type type) {
+    switch (type) {
+      case Type::kF32: return fp::f32(raw);
+      case Type::kF64: return fp::f64(raw);
+      case Type::kF16: return fp::half_to_double(static_cast<uint32_t>(raw));
+      case Type::kBF16: return fp::bf16_to_double(static_cast<uint32_t>(raw));
+      case Type::kS8: return static_cast<int8_t>(raw);
+      case Type::kS16: return static_cast<int16_t>(raw);
+      case Type::kS32: return static_cast<int32_t>(raw);
+      case Type::kS64: return static_cast<int64_t>(raw);
+      case Type::kU8: case Type::kB8: return static_cast<uint8_t>(raw);
+      case Type::kU16: case Type::kB16: return static_cast<uint16_t>(raw);
+      case Type::kU32: case Type::kB32: return static_cast<uint32_t>(raw);
+      default: return static_cast<long double>(raw);
+    }
+  }
+
+  static long double round_integer(long double x, ir::Rounding r) {
+    switch (r) {
+      case ir::Rounding::kRzi: return std::trunc(x);
+      case ir::Rounding::kRmi: return std::floor(x);
+      case ir::Rounding::kRpi: return std::ceil(x);
+      case ir::Rounding::kRni: {
+        long double f = std::floor(x);
+        long double d = x - f;
+        if (d > 0.5L || (d == 0.5L && std::fmod(f, 2.0L) != 0)) f += 1;
+        return f;
+      }
+      default: return std::trunc(x);  // float->int without .rXi is a PTX error; nvcc always writes one
+    }
+  }
+
+  uint64_t convert(const Instruction& inst, uint64_t raw) {
+    const Type dst = inst.type;
+    const Type src = inst.type2;
+    // Integer <- integer: truncate or extend; .sat clamps to the destination range.
+    if (is_int_type(dst) && is_int_type(src)) {
+      const long double v = source_as_long_double(raw, src);
+      if (inst.saturate) return clamp_to_int(v, dst);
+      uint64_t extended = extend_loaded(raw & size_mask(src), signed_variant(src));
+      return extended & size_mask(dst);
+    }
+    // Integer <- float: round as asked, saturate (NaN -> 0), as PTX defines.
+    if (is_int_type(dst)) {
+      long double v = source_as_long_double(raw, src);
+      if (inst.ftz && src == Type::kF32) v = fp::flush_subnormal(static_cast<float>(v));
+      if (std::isnan(v)) return 0;
+      return clamp_to_int(round_integer(v, inst.rounding), dst);
+    }
+    // Float <- anything.
+    const bool integer_rounding = inst.rounding == ir::Rounding::kRni || inst.rounding == ir::Rounding::kRzi ||
+                                  inst.rounding == ir::Rounding::kRmi || inst.rounding == ir::Rounding::kRpi;
+    if (dst == Type::kF32) {
+      float result;
+      if (src == Type::kF32) {
+        float v = input_float(inst, fp::f32(raw));
+        result = integer_rounding ? static_cast<float>(round_integer(v, inst.rounding)) : v;
+      } else if (src == Type::kF64 && integer_rounding) {
+        result = static_cast<float>(round_integer(fp::f64(raw), inst.rounding));
+      } else if (src == Type::kF64) {
+        fp::RoundingGuard guard(inst.rounding);
+        result = static_cast<float>(fp::f64(raw));
+      } else if (src == Type::kS64 || src == Type::kU64) {
+        fp::RoundingGuard guard(inst.rounding);
+        result = src == Type::kS64 ? static_cast<float>(static_cast<int64_t>(raw)) : static_cast<float>(raw);
+      } else if (is_int_type(src)) {
+        fp::RoundingGuard guard(inst.rounding);
+        result = static_cast<float>(static_cast<double>(source_as_long_double(raw, src)));
+      } else {
+        result = static_cast<float>(source_as_long_double(raw, src));  // f16/bf16: exact
+      }
+      return fp::bits(finish_float(inst, result));
+    }
+    if (dst == Type::kF64) {
+      double result;
+      if (src == Type::kF64) {
+        result = integer_rounding ? static_cast<double>(round_integer(fp::f64(raw), inst.rounding)) : fp::f64(raw);
+      } else if (src == Type::kS64 || src == Type::kU64) {
+        fp::RoundingGuard guard(inst.rounding);
+        result = src == Type::kS64 ? static_cast<double>(static_cast<int64_t>(raw)) : static_cast<double>(raw);
+      } else {
+        result = static_cast<double>(source_as_long_double(raw, src));
+        if (src == Type::kF32 && inst.ftz) result = fp::flush_subnormal(fp::f32(raw));
+      }
+      if (inst.saturate) result = fp::saturate01(result);
+      return fp::bits(result);
+    }
+    if (dst == Type::kF16 || dst == Type::kBF16) {
+      long double v = source_as_long_double(raw, src);
+      if ((src == Type::kU64 || src == Type::kS64) && std::fabs(v) > 9.0e15L) v = static_cast<long double>(static_cast<double>(v));
+      if (integer_rounding) v = round_integer(v, inst.rounding);
+      double d = static_cast<double>(v);
+      if (inst.saturate) d = fp::saturate01(d);
+      if (inst.relu && !(d > 0)) d = std::isnan(d) ? d : 0.0;
+      ir::Rounding r = integer_rounding ? ir::Rounding::kRn : inst.rounding;
+      return dst == Type::kF16 ? fp::double_to_half(d, r) : fp::double_to_bf16(d, r);
+    }
+    return raw;
+  }
+
+  static uint64_t size_mask(Type t) {
+    const int bytes = ir::type_bytes(t);
+    return bytes >= 8 ? ~0ULL : ((1ULL << (8 * bytes)) - 1);
+  }
+  static Type signed_variant(Type t) { return t; }
+
+  static uint64_t clamp_to_int(long double v, Type dst) {
+    const int bits = 8 * ir::type_bytes(dst);
+    if (ir::is_signed(dst)) {
+      const long double lo = -std::ldexp(1.0L, bits - 1);
+      const long double hi = std::ldexp(1.0L, bits - 1) - 1;
+      int64_t r = v <= lo ? static_cast<int64_t>(lo) : v >= hi ? (bits == 64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi))
+                                                                : static_cast<int64_t>(v);
+      return static_cast<uint64_t>(r) & size_mask(dst);
+    }
+    const long double hi = std::ldexp(1.0L, bits) - 1;
+    if (v <= 0) return 0;
+    if (v >= hi) return bits == 64 ? ~0ULL : static_cast<uint64_t>(hi);
+    return static_cast<uint64_t>(v);
+  }
+
+  // ---------------------------------------------------------------- the interpreter
+  void step(Warp& warp);
+  void exec_alu(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_float_special(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
+  void exec_ret(Context& c, uint32_t exec, uint32_t active);
+  void exit_lanes(Warp& warp, uint32_t lanes);
+  void arrive_at_barrier(Context& c, const Instruction& inst, uint32_t exec, bool wait);
+  void check_barriers();
+  void release_barrier(int id);
+  void do_printf(Context& c, const Instruction& inst, int lane);
+  void do_assert(Context& c, const Instruction& inst, int lane);
+  std::string read_string(Warp& warp, int lane, uint64_t address);
+
+  const ir::Program& program_;
+  const LoadedModule& loaded_;
+  const Kernel& kernel_;
+  const LaunchConfig& config_;
+  const std::vector<uint8_t>& params_;
+  MemoryInterface& global_;
+  const ExecutorOptions& options_;
+
+  std::vector<uint32_t> register_base_;
+  std::vector<uint32_t> predicate_base_;
+  uint32_t total_registers_ = 0;
+  uint32_t total_predicates_ = 0;
+  uint32_t dynamic_shared_offset_ = 0;
+  uint32_t shared_bytes_ = 0;
+  std::vector<Warp> warps_;
+  Cta* cta_ = nullptr;
+  std::array<std::array<uint64_t, kWarpSize>, 4> scratch_{};
+  std::array<uint64_t, kWarpSize> sink_{};
+  std::array<uint64_t, kWarpSize> result_{};
+  std::vector<std::string> printf_output_;
+  uint64_t warp_instructions_ = 0;
+  uint64_t thread_instructions_ = 0;
+};
+
+void LaunchRun::step(Warp& warp) {
+  const uint64_t key = warp.current_key;
+  const uint32_t function_index = key_function(key);
+  const ir::Function& function = program_.functions[function_index];
+  const uint32_t pc = key_pc(key);
+  const Instruction& inst = function.body[pc];
+  const uint32_t active = warp.current_mask;
+  Context c{warp, warp.registers.data() + static_cast<size_t>(register_base_[function_index]) * kWarpSize,
+            warp.predicates.data() + predicate_base_[function_index], function, function_index};
+  uint32_t exec = active;
+  if (inst.has_guard) exec &= c.predicates[inst.guard] ^ (inst.guard_negated ? kFullMask : 0);
+
+  ++warp_instructions_;
+  ++warp.issued;
+  thread_instructions_ += static_cast<uint64_t>(__builtin_popcount(active));
+  if (options_.instruction_limit != 0 && warp_instructions_ > options_.instruction_limit) {
+    fault(warp, __builtin_ctz(active), LaunchStatus::kInstructionLimit,
+          "instruction limit of " + std::to_string(options_.instruction_limit) + " warp instructions reached");
+  }
+
+  switch (inst.opcode) {
+    case Opcode::kBra: {
+      const uint32_t target = inst.operands[0].index;
+      if (exec == active) {
+        warp.current_key = make_key(key_depth(key), function_index, target);
+        if (warp.current_key >= warp.next_other_key) reschedule(warp);
+      } else if (exec == 0) {
+        advance(warp);
+      } else {
+        const uint64_t taken = make_key(key_depth(key), function_index, target);
+        for_lanes(active, [&](int lane) { warp.keys[lane] = (exec >> lane) & 1 ? taken : key + 1; });
+        warp.current_mask = 0;
+        reschedule(warp);
+      }
+      return;
+    }
+    case Opcode::kExit:
+      warp.current_mask = active & ~exec;
+      exit_lanes(warp, exec);
+      if (warp.current_mask != 0) {
+        advance(warp);
+      } else {
+        reschedule(warp);
+      }
+      return;
+    case Opcode::kRet:
+      exec_ret(c, exec, active);
+      return;
+    case Opcode::kCall:
+      exec_call(c, inst, exec, active);
+      return;
+    case Opcode::kTrap:
+    case Opcode::kBrkpt:
+      if (exec) fault(warp, __builtin_ctz(exec), LaunchStatus::kTrap, inst.opcode == Opcode::kTrap ? "trap" : "brkpt");
+      advance(warp);
+      return;
+    case Opcode::kBarSync:
+    case Opcode::kBarRed:
+      if (exec) {
+        arrive_at_barrier(c, inst, exec, true);
+        // Lanes that arrived wait; the rest (guard false) go on.
+        for_lanes(active, [&](int lane) { warp.keys[lane] = key + 1; });
+        warp.current_mask = 0;
+        check_barriers();
+        reschedule(warp);
+      } else {
+        advance(warp);
+      }
+      return;
+    case Opcode::kBarArrive:
+      if (exec) {
+        arrive_at_barrier(c, inst, exec, false);
+        check_barriers();
+      }
+      advance(warp);
+      return;
+    default:
+      break;
+  }
+  if (exec != 0) exec_alu(c, inst, exec);
+  // A warp-sync instruction may have been issued with only part of the warp; same path.
+  if (warp.current_mask != 0) advance(warp);
+}
+
+void LaunchRun::exit_lanes(Warp& warp, uint32_t lanes) {
+  if (lanes == 0) return;
+  for_lanes(lanes, [&](int lane) { warp.keys[lane] = kExitedKey; });
+  warp.exited_mask |= lanes;
+  cta_->live_threads -= static_cast<uint32_t>(__builtin_popcount(lanes));
+  check_barriers();
+}
+
+void LaunchRun::exec_ret(Context& c, uint32_t exec, uint32_t active) {
+  Warp& warp = c.warp;
+  const uint64_t key = warp.current_key;
+  const uint32_t depth = key_depth(key);
+  if (depth == 0) {
+    // ret from the kernel itself ends the thread.
+    exit_lanes(warp, exec);
+  } else {
+    const ir::Function& callee = c.function;
+    for_lanes(exec, [&](int lane) {
+      Frame frame = warp.frames[lane].back();
+      warp.frames[lane].pop_back();
+      const ir::Function& caller = program_.functions[frame.return_function];
+      const Instruction& call = caller.body[frame.call_pc];
+      const Operand& returns = call.operands[1];
+      auto& local = warp.local[lane];
+      for (uint32_t i = 0; i < returns.count; ++i) {
+        const Operand& slot = caller.vector_elements[returns.index + i];
+        const auto& ret = callee.returns[i];
+        std::memmove(local.data() + frame.caller_frame_base + slot.value, local.data() + warp.frame_base[lane] + ret.offset, ret.size);
+      }
+      // Restore this function's registers as they were before the call (recursion).
+      auto& saved = warp.saved_registers[lane];
+      const uint32_t base = register_base_[frame.callee];
+      const uint32_t count = callee.register_count;
+      const uint32_t pcount = callee.predicate_count;
+      const size_t start = saved.size() - count - pcount;
+      for (uint32_t r = 0; r < count; ++r) warp.registers[(static_cast<size_t>(base) + r) * kWarpSize + lane] = saved[start + r];
+      const uint32_t pbase = predicate_base_[frame.callee];
+      for (uint32_t p = 0; p < pcount; ++p) {
+        uint32_t& mask = warp.predicates[pbase + p];
+        mask = (mask & ~(1u << lane)) | (static_cast<uint32_t>(saved[start + count + p] & 1) << lane);
+      }
+      saved.resize(start);
+      warp.frame_base[lane] = frame.caller_frame_base;
+      warp.keys[lane] = make_key(depth - 1, frame.return_function, frame.return_pc);
+    });
+  }
+  for_lanes(active & ~exec, [&](int lane) { warp.keys[lane] = key + 1; });
+  warp.current_mask = 0;
+  reschedule(warp);
+}
+
+void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active) {
+  Warp& warp = c.warp;
+  const uint64_t key = warp.current_key;
+  const uint32_t callee_index = inst.operands[0].index;
+  const ir::Function& callee = program_.functions[callee_index];
+  if (callee.external != ir::Function::External::kNone) {
+    for_lanes(exec, [&](int lane) {
+      if (callee.external == ir::Function::External::kVprintf) do_printf(c, inst, lane);
+      else do_assert(c, inst, lane);
+    });
+    advance(warp);
+    return;
+  }
+  const uint32_t depth = key_depth(key);
+  const Operand& args = inst.operands[2];
+  for_lanes(exec, [&](int lane) {
+    if (depth + 1 >= kMaxCallDepth) fault(warp, lane, LaunchStatus::kIllegalAddress, "call stack overflow (depth " + std::to_string(depth + 1) + ")");
+    auto& local = warp.local[lane];
+    const uint32_t caller_base = warp.frame_base[lane];
+    const uint32_t new_base = caller_base + ((c.function.frame_bytes + 15) & ~15u);
+    const uint64_t needed = uint64_t{new_base} + callee.frame_bytes;
+    if (needed > options_.local_bytes_per_thread) {
+      fault(warp, lane, LaunchStatus::kIllegalAddress,
+            "stack overflow calling " + callee.name + ": " + std::to_string(needed) + " bytes of local memory exceed " +
+                std::to_string(options_.local_bytes_per_thread));
+    }
+    if (local.size() < needed) local.resize(std::max<uint64_t>(needed, local.size() * 2));
+    std::fill(local.begin() + new_base, local.begin() + static_cast<std::ptrdiff_t>(needed), 0);
+    for (uint32_t i = 0; i < args.count; ++i) {
+      const Operand& slot = c.function.vector_elements[args.index + i];
+      const auto& param = callee.params[i];
+      std::memcpy(local.data() + new_base + param.offset, local.data() + caller_base + slot.value, param.size);
+    }
+    // Save the callee's registers for this lane: an outer activation may own them.
+    auto& saved = warp.saved_registers[lane];
+    const uint32_t base = register_base_[callee_index];
+    for (uint32_t r = 0; r < callee.register_count; ++r) saved.push_back(warp.registers[(static_cast<size_t>(base) + r) * kWarpSize + lane]);
+    const uint32_t pbase = predicate_base_[callee_index];
+    for (uint32_t p = 0; p < callee.predicate_count; ++p) saved.push_back((warp.predicates[pbase + p] >> lane) & 1);
+    warp.frames[lane].push_back(Frame{c.function_index, key_pc(key) + 1, caller_base, key_pc(key), callee_index});
+    warp.frame_base[lane] = new_base;
+    warp.keys[lane] = make_key(depth + 1, callee_index, 0);
+  });
+  for_lanes(active & ~exec, [&](int lane) { warp.keys[lane] = key + 1; });
+  warp.current_mask = 0;
+  reschedule(warp);
+}
+
+void LaunchRun::arrive_at_barrier(Context& c, const Instruction& inst, uint32_t exec, bool wait) {
+  Warp& warp = c.warp;
+  const uint64_t* ids = fetch(c, inst.operands[0], scratch_[0].data(), exec);
+  const int lane0 = __builtin_ctz(exec);
+  const uint64_t id = ids[lane0];
+  if (id >= kBarrierCount) fault(warp, lane0, LaunchStatus::kInvalidInstruction, "barrier id " + std::to_string(id) + " out of range 0..15");
+  Barrier& barrier = cta_->barriers[id];
+  const Operand& count_operand = inst.opcode == Opcode::kBarRed ? inst.operands[2] : inst.operands[1];
+  if (inst.operand_count > 1 && count_operand.kind != OperandKind::kNone && count_operand.kind != OperandKind::kSink) {
+    const uint64_t* counts = fetch(c, count_operand, scratch_[1].data(), exec);
+    barrier.expected = static_cast<uint32_t>(counts[lane0]);
+    if (barrier.expected == 0 || barrier.expected % kWarpSize != 0) {
+      fault(warp, lane0, LaunchStatus::kInvalidInstruction, "barrier thread count " + std::to_string(barrier.expected) + " is not a positive multiple of 32");
+    }
+  }
+  barrier.arrived += static_cast<uint32_t>(__builtin_popcount(exec));
+  if (inst.opcode == Opcode::kBarRed) {
+    const uint32_t p = predicate_source(c, inst.operands[3]);
+    barrier.red_popc += static_cast<uint32_t>(__builtin_popcount(p & exec));
+    barrier.red_and = barrier.red_and && ((p & exec) == exec);
+    barrier.red_or = barrier.red_or || ((p & exec) != 0);
+    for_lanes(exec, [&](int lane) {
+      warp.pending_bar_red[lane] = &inst;
+      warp.pending_bar_red_function[lane] = c.function_index;
+    });
+  }
+  if (wait) {
+    warp.blocked_mask |= exec;
+    warp.barrier_waiters[id] |= exec;
+  }
+}
+
+void LaunchRun::check_barriers() {
+  for (int id = 0; id < kBarrierCount; ++id) {
+    Barrier& barrier = cta_->barriers[id];
+    if (barrier.arrived == 0) continue;
+    const uint32_t expected = barrier.expected ? barrier.expected : cta_->live_threads;
+    if (barrier.arrived >= expected) release_barrier(id);
+  }
+}
+
+void LaunchRun::release_barrier(int id) {
+  Barrier& barrier = cta_->barriers[id];
+  for (auto& warp : warps_) {
+    const uint32_t waiters = warp.barrier_waiters[id];
+    if (waiters == 0) continue;
+    for_lanes(waiters, [&](int lane) {
+      const Instruction* red = warp.pending_bar_red[lane];
+      if (red == nullptr) return;
+      const uint32_t f = warp.pending_bar_red_function[lane];
+      const Operand& d = red->operands[0];
+      if (red->bool_op == ir::BoolOp::kPopc) {
+        if (d.kind == OperandKind::kRegister) warp.registers[(static_cast<size_t>(register_base_[f]) + d.index) * kWarpSize + lane] = barrier.red_popc;
+      } else if (d.kind == OperandKind::kPredicate) {
+        const bool value = red->bool_op == ir::BoolOp::kAnd ? barrier.red_and : barrier.red_or;
+        uint32_t& p = warp.predicates[predicate_base_[f] + d.index];
+        p = (p & ~(1u << lane)) | (static_cast<uint32_t>(value) << lane);
+      }
+      warp.pending_bar_red[lane] = nullptr;
+    });
+    warp.blocked_mask &= ~waiters;
+    warp.barrier_waiters[id] = 0;
+    // Woken lanes join the schedule: the group rescans once it reaches their key.
+    for_lanes(waiters, [&](int lane) { warp.next_other_key = std::min(warp.next_other_key, warp.keys[lane]); });
+  }
+  barrier = Barrier{};
+}
+
+std::string LaunchRun::read_string(Warp& warp, int lane, uint64_t address) {
+  std::string text;
+  for (int i = 0; i < 4096; ++i) {
+    char ch = 0;
+    load_bytes(warp, lane, ir::Space::kGeneric, address + static_cast<uint64_t>(i), &ch, 1, "printf string");
+    if (ch == 0) break;
+    text.push_back(ch);
+  }
+  return text;
+}
+
+// Device printf formats one conversion at a time with the host's snprintf; the format
+// text comes from the kernel, so the non-literal-format warning does not apply here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+void LaunchRun::do_printf(Context& c, const Instruction& inst, int lane) {
+  Warp& warp = c.warp;
+  const Operand& args = inst.operands[2];
+  auto& local = warp.local[lane];
+  auto arg_value = [&](uint32_t i) {
+    uint64_t v = 0;
+    const Operand& slot = c.function.vector_elements[args.index + i];
+    std::memcpy(&v, local.data() + warp.frame_base[lane] + slot.value, 8);
+    return v;
+  };
+  const uint64_t format_address = arg_value(0);
+  const uint64_t buffer = args.count > 1 ? arg_value(1) : 0;
+  const std::string format = read_string(warp, lane, format_address);
+  std::string out;
+  uint64_t cursor = 0;
+  uint32_t argument_count = 0;
+  auto next_arg = [&](uint32_t size) {
+    cursor = (cursor + size - 1) / size * size;
+    uint64_t v = 0;
+    load_bytes(warp, lane, ir::Space::kGeneric, buffer + cursor, &v, size, "printf argument");
+    cursor += size;
+    ++argument_count;
+    return v;
+  };
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') {
+      out.push_back(format[i]);
+      continue;
+    }
+    if (i + 1 < format.size() && format[i + 1] == '%') {
+      out.push_back('%');
+      ++i;
+      continue;
+    }
+    // %[flags][width][.precision][length]conversion
+    size_t j = i + 1;
+    while (j < format.size() && std::strchr("-+ #0", format[j])) ++j;
+    while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j]))) ++j;
+    if (j < format.size() && format[j] == '.') {
+      ++j;
+      while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j]))) ++j;
+    }
+    int longs = 0;
+    size_t length_start = j;
+    while (j < format.size() && std::strchr("hlLqjzt", format[j])) {
+      if (format[j] == 'l' || format[j] == 'L' || format[j] == 'q' || format[j] == 'j' || format[j] == 'z' || format[j] == 't') ++longs;
+      ++j;
+    }
+    if (j >= format.size()) {
+      out += format.substr(i);
+      break;
+    }
+    const char conversion = format[j];
+    std::string spec = format.substr(i, length_start - i);
+    char buffer_text[512];
+    switch (conversion) {
+      case 'd': case 'i': {
+        uint64_t v = next_arg(longs ? 8 : 4);
+        long long value = longs ? static_cast<long long>(v) : static_cast<long long>(static_cast<int32_t>(v));
+        std::snprintf(buffer_text, sizeof buffer_text, (spec + "lld").c_str(), value);
+        out += buffer_text;
+        break;
+      }
+      case 'u': case 'x': case 'X': case 'o': {
+        uint64_t v = next_arg(longs ? 8 : 4);
+        unsigned long long value = longs ? v : static_cast<uint32_t>(v);
+        std::snprintf(buffer_text, sizeof buffer_text, (spec + "ll" + conversion).c_str(), value);
+        out += buffer_text;
+        break;
+      }
+      case 'c': {
+        uint64_t v = next_arg(4);
+        std::snprintf(buffer_text, sizeof buffer_text, (spec + "c").c_str(), static_cast<int>(v));
+        out += buffer_text;
+        break;
+      }
+      case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+        uint64_t v = next_arg(8);
+        std::snprintf(buffer_text, sizeof buffer_text, (spec + conversion).c_str(), fp::f64(v));
+        out += buffer_text;
+        break;
+      }
+      case 's': {
+        uint64_t v = next_arg(8);
+        std::string s = v == 0 ? std::string("(null)") : read_string(warp, lane, v);
+        std::snprintf(buffer_text, sizeof buffer_text, (spec + "s").c_str(), s.c_str());
+        out += buffer_text;
+        break;
+      }
+      case 'p': {
+        uint64_t v = next_arg(8);
+        std::snprintf(buffer_text, sizeof buffer_text, "0x%" PRIx64, v);
+        out += buffer_text;
+        break;
+      }
+      default:
+        out += format.substr(i, j - i + 1);
+        break;
+    }
+    i = j;
+  }
+  printf_output_.push_back(std::move(out));
+  // vprintf's return value: the number of arguments, as CUDA documents.
+  const Operand& returns = inst.operands[1];
+  if (returns.count > 0) {
+    const Operand& slot = c.function.vector_elements[returns.index];
+    const uint32_t value = argument_count;
+    std::memcpy(local.data() + warp.frame_base[lane] + slot.value, &value, 4);
+  }
+}
+
+#pragma GCC diagnostic pop
+
+void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
+  Warp& warp = c.warp;
+  const Operand& args = inst.operands[2];
+  auto& local = warp.local[lane];
+  auto arg = [&](uint32_t i, uint32_t size) {
+    uint64_t v = 0;
+    if (i >= args.count) return v;
+    const Operand& slot = c.function.vector_elements[args.index + i];
+    std::memcpy(&v, local.data() + warp.frame_base[lane] + slot.value, size);
+    return v;
+  };
+  std::string message = read_string(warp, lane, arg(0, 8));
+  std::string file = read_string(warp, lane, arg(1, 8));
+  const uint32_t line = static_cast<uint32_t>(arg(2, 4));
+  std::string function = read_string(warp, lane, arg(3, 8));
+  fault(warp, lane, LaunchStatus::kAssertFailed,
+        file + ":" + std::to_string(line) + ": " + function + ": Assertion `" + message + "` failed,");
+}
+
+}  // namespace
+
+// Implementation of the per-instruction ALU lives in executor_alu.inc so this file stays
+// readable; it defines LaunchRun::exec_alu.
+}  // namespace gpuvp::ptx
+
+#include "models/gpu/ptx/executor_alu.inc"
+
+namespace gpuvp::ptx {
+
+Executor::Executor(MemoryInterface& global_memory, ExecutorOptions options)
+    : global_memory_(global_memory), options_(std::move(options)) {}
+
+Executor::~Executor() = default;
+
+LaunchResult Executor::launch(const LoadedModule& module, const Kernel& kernel, const LaunchConfig& config,
+                              const std::vector<uint8_t>& params) {
+  LaunchRun run(module, kernel, config, params, global_memory_, options_);
+  return run.run();
+}
+
+}  // namespace gpuvp::ptx

@@ -1,0 +1,209 @@
+// Internal form of a decoded PTX module (private to models/gpu/ptx).
+//
+// Everything the executor needs is resolved here at load time: opcodes and modifiers are
+// enums, registers are function-relative indices, symbols are (kind, offset/index) pairs,
+// labels are instruction indices into the function's body. Nothing is looked up by name
+// while a kernel runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/gpu/ptx/module.h"
+
+namespace gpuvp::ptx::ir {
+
+enum class Type : uint8_t {
+  kNone, kPred,
+  kB8, kB16, kB32, kB64, kB128,
+  kU8, kU16, kU32, kU64,
+  kS8, kS16, kS32, kS64,
+  kF16, kF16x2, kBF16, kBF16x2, kF32, kF64,
+};
+
+constexpr int type_bytes(Type type) {
+  switch (type) {
+    case Type::kB8: case Type::kU8: case Type::kS8: return 1;
+    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
+    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2:
+    case Type::kBF16x2: return 4;
+    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
+    case Type::kB128: return 16;
+    case Type::kPred: return 1;
+    case Type::kNone: return 0;
+  }
+  return 0;
+}
+constexpr bool is_signed(Type t) { return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64; }
+constexpr bool is_float(Type t) {
+  return t == Type::kF16 || t == Type::kF16x2 || t == Type::kBF16 || t == Type::kBF16x2 ||
+         t == Type::kF32 || t == Type::kF64;
+}
+
+enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
+
+enum class Opcode : uint16_t {
+  kInvalid,
+  // integer and shared integer/float arithmetic
+  kAdd, kSub, kMul, kMad, kMul24, kMad24, kSad, kDiv, kRem, kAbs, kNeg, kMin, kMax,
+  kAddCarry, kSubCarry, kMadCarry,  // addc/subc/madc (read CC.CF)
+  kPopc, kClz, kBfind, kBrev, kBfe, kBfi, kPrmt, kLop3, kShf, kShl, kShr, kFns,
+  kAnd, kOr, kXor, kNot, kCnot, kDp4a, kDp2a,
+  // floating point
+  kFma, kRcp, kSqrt, kRsqrt, kSin, kCos, kLg2, kEx2, kTanh, kTestp, kCopysign,
+  // compare / select / convert / move
+  kSetp, kSelp, kSet, kSlct, kCvt, kCvta, kMov, kIsspacep,
+  // memory
+  kLd, kLdu, kSt, kAtom, kRed, kPrefetch, kMembar, kFence,
+  // control
+  kBra, kBrx, kCall, kRet, kExit, kTrap, kBrkpt, kNanosleep,
+  // barriers and warp-level
+  kBarSync, kBarArrive, kBarRed, kBarWarpSync, kShfl, kVote, kMatch, kActivemask, kRedux,
+  kCount
+};
+
+enum class Rounding : uint8_t { kDefault, kRn, kRz, kRm, kRp, kRna, kRni, kRzi, kRmi, kRpi };
+enum class Compare : uint8_t {
+  kNone, kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs,
+  kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan
+};
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor, kPopc };
+enum class MulMode : uint8_t { kNone, kLo, kHi, kWide };
+enum class AtomOp : uint8_t { kNone, kAdd, kMin, kMax, kInc, kDec, kExch, kCas, kAnd, kOr, kXor };
+enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
+enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+enum class TestpClass : uint8_t { kFinite, kInfinite, kNumber, kNotanumber, kNormal, kSubnormal };
+
+enum class SpecialRegister : uint8_t {
+  kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ,
+  kNctaidX, kNctaidY, kNctaidZ, kLaneid, kWarpid, kNwarpid, kSmid, kNsmid, kGridid,
+  kClock, kClock64, kGlobaltimer, kGlobaltimerLo, kGlobaltimerHi,
+  kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe,
+  kDynamicSmemSize, kTotalSmemSize, kWarpSize,
+};
+
+// Where a symbol's address comes from at run time.
+enum class SymbolKind : uint8_t {
+  kModuleVariable,  // .global/.const: LoadedModule's address table, by variable index
+  kShared,          // offset in the CTA's shared memory
+  kDynamicShared,   // extern .shared: starts after all static shared, aligned
+  kLocal,           // offset in the current call frame (per thread)
+  kKernelParam,     // offset in the kernel parameter buffer
+  kFrameParam,      // .param of a .func or a call site: offset in the current frame
+};
+
+enum class OperandKind : uint8_t {
+  kNone,
+  kRegister,   // index: function-relative register
+  kPredicate,  // index: function-relative predicate; negated for !%p
+  kImmediate,  // value: raw bits (floats already in their binary form)
+  kSpecial,    // index: SpecialRegister
+  kSymbol,     // address of a symbol (+ value as offset): symbol_kind, index
+  kMemory,     // [base + value]: base is a register (index), a symbol, or nothing
+  kVector,     // { ... }: index = first element in Function::vector_elements, count
+  kLabel,      // index: instruction index in the function
+  kFunction,   // index: function index in the program
+  kSink,       // _
+};
+
+enum class MemoryBase : uint8_t { kAbsolute, kRegister, kSymbol };
+
+struct Operand {
+  OperandKind kind = OperandKind::kNone;
+  bool negated = false;
+  SymbolKind symbol_kind = SymbolKind::kModuleVariable;
+  MemoryBase memory_base = MemoryBase::kAbsolute;
+  uint8_t count = 0;   // vector element count
+  uint32_t index = 0;
+  int64_t value = 0;
+};
+
+struct Instruction {
+  Opcode opcode = Opcode::kInvalid;
+  Type type = Type::kNone;   // main type (destination type for cvt/set/slct)
+  Type type2 = Type::kNone;  // second type (source type for cvt/set/slct/mul.wide dest...)
+  Rounding rounding = Rounding::kDefault;
+  Compare compare = Compare::kNone;
+  BoolOp bool_op = BoolOp::kNone;
+  MulMode mul_mode = MulMode::kNone;
+  AtomOp atom_op = AtomOp::kNone;
+  Space space = Space::kGeneric;
+  Space space2 = Space::kGeneric;  // cvta.to.X / isspacep
+  uint8_t vector_width = 1;        // ld/st .v2/.v4
+  uint8_t mode = 0;                // ShflMode / VoteMode / TestpClass / prmt mode / shf dir
+  bool ftz = false;
+  bool saturate = false;
+  bool approx = false;
+  bool set_carry = false;      // .cc
+  bool to_space = false;       // cvta.to
+  bool uniform = false;        // .uni on bra/call
+  bool clamp = false;          // shf.clamp
+  bool shift_left = false;     // shf.l
+  bool relu = false;           // .relu on f16 min/max/cvt
+  bool has_guard = false;
+  bool guard_negated = false;
+  uint8_t operand_count = 0;
+  uint32_t guard = 0;          // predicate index
+  uint32_t line = 0;           // PTX source line, for error messages
+  Operand operands[7];
+};
+
+struct FunctionParam {
+  std::string name;
+  uint32_t size = 0;
+  uint32_t alignment = 1;
+  uint32_t offset = 0;  // kernel: in the param buffer; .func: in the frame
+};
+
+struct Function {
+  std::string name;
+  bool is_kernel = false;
+  bool is_defined = false;   // has a body (not just a prototype / .extern)
+  enum class External : uint8_t { kNone, kVprintf, kAssertfail } external = External::kNone;
+  std::vector<FunctionParam> params;
+  std::vector<FunctionParam> returns;  // .func return values (frame offsets)
+  uint32_t register_count = 0;
+  uint32_t predicate_count = 0;
+  uint32_t frame_bytes = 0;            // locals + params + returns + call-site params
+  uint32_t param_bytes = 0;            // kernel parameter buffer size
+  uint32_t static_shared_bytes = 0;    // shared variables declared inside the function
+  int max_threads_per_cta = 0;
+  std::vector<Instruction> body;
+  std::vector<Operand> vector_elements;
+  std::vector<std::string> register_names;  // for diagnostics
+  uint32_t line = 0;
+};
+
+struct SharedVariable {
+  std::string name;
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+// An address stored in a module variable's initializer (e.g. a table of string pointers).
+struct Relocation {
+  uint32_t variable = 0;         // variable holding the pointer
+  uint64_t offset = 0;           // byte offset of the 64-bit slot in it
+  uint32_t target_variable = 0;  // variable whose address goes there
+  int64_t addend = 0;
+};
+
+struct Program {
+  std::string file_name;
+  uint32_t version_major = 0, version_minor = 0;
+  std::string target;
+  std::vector<Function> functions;
+  std::vector<ModuleVariable> variables;     // .global/.const, indexed by kModuleVariable
+  uint32_t module_shared_bytes = 0;          // module-scope static .shared
+  uint32_t dynamic_shared_alignment = 16;    // where extern .shared starts (aligned)
+  std::vector<Relocation> relocations;
+  std::vector<Kernel> kernels;               // public view
+  std::unordered_map<std::string, uint32_t> kernel_by_name;  // lookup only, never iterated
+};
+
+// Parses and decodes; throws ParseError.
+Program parse_program(std::string_view text, std::string_view file_name);
+
+}  // namespace gpuvp::ptx::ir

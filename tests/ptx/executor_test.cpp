@@ -1,0 +1,347 @@
+// Executor tests on nvcc-generated kernels: memory spaces, divergence and reconvergence,
+// calls and recursion, barriers, warp-level operations, atomics, printf and faults.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "tests/ptx/harness.h"
+
+namespace gpuvp::ptx::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PtxExecutor, VectorAddMatchesCpuAndCountsInstructions) {
+  Harness h("basic");
+  const int n = 1000;
+  std::vector<float> a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = 0.5f * static_cast<float>(i);
+    b[i] = 1.0f / static_cast<float>(i + 1);
+  }
+  const uint64_t da = h.upload(a), db = h.upload(b), dc = h.upload(std::vector<float>(n, -1.0f));
+  LaunchResult r = h.launch("vector_add", Dim3((n + 127) / 128), Dim3(128), 0, da, db, dc, n);
+  ASSERT_TRUE(r.ok()) << r.message;
+  std::vector<float> c = h.download<float>(dc, n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  EXPECT_GT(r.warp_instructions, 0u);
+  EXPECT_GT(r.thread_instructions, r.warp_instructions);
+  EXPECT_LE(r.thread_instructions, r.warp_instructions * 32);
+}
+
+TEST(PtxExecutor, ConstantAndInitialisedGlobalsAreAddressableByName) {
+  Harness h("basic");
+  auto table = h.loaded().symbol("scale_table");
+  ASSERT_TRUE(table.has_value());
+  EXPECT_EQ(table->size, 16u);
+  EXPECT_EQ(table->space, ModuleVariable::Space::kConst);
+  const float scales[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  h.memory().copy_to_device(table->address, scales, sizeof scales);  // cudaMemcpyToSymbol
+  auto initialised = h.loaded().symbol("initialised_table");
+  ASSERT_TRUE(initialised.has_value());
+  EXPECT_EQ(h.memory().load<int>(initialised->address + 4), 8);
+  const int n = 64;
+  std::vector<float> in(n);
+  std::iota(in.begin(), in.end(), 1.0f);
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<float>(n));
+  LaunchResult r = h.launch("scale_by_constant", Dim3(2), Dim3(32), 0, din, dout, n);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<float>(dout, n);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(out[i], in[i] * scales[i & 3] + static_cast<float>(7 + i % 3)) << i;
+}
+
+int divergence_reference(int v, std::vector<int>& out, int i) {
+  int acc = 0;
+  if (v % 3 == 0) {
+    for (int k = 0; k < 100; ++k) {
+      if (k == v % 17) break;
+      if (k % 2) continue;
+      acc += k * v;
+    }
+  } else if (v % 3 == 1) {
+    if (v & 4) {
+      out[i] = -v;
+      return -1;
+    }
+    acc = v * v;
+  } else {
+    int x = v;
+    while (x > 1) {
+      x = (x & 1) ? 3 * x + 1 : x / 2;
+      ++acc;
+    }
+  }
+  return acc;
+}
+
+TEST(PtxExecutor, DivergentLoopsBreakContinueAndEarlyReturnReconverge) {
+  Harness h("basic");
+  const int n = 200;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7919) % 1000 + 1;
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(n, 0));
+  LaunchResult r = h.launch("divergence", Dim3(4), Dim3(64), 0, din, dout, n);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<int>(dout, n);
+  // CPU reference, warp by warp: the ballot counts odd accumulators among lanes still active.
+  std::vector<int> expected(n, 0);
+  for (int warp = 0; warp * 32 < n; ++warp) {
+    std::vector<int> acc(32, -2);
+    for (int lane = 0; lane < 32 && warp * 32 + lane < n; ++lane) {
+      const int i = warp * 32 + lane;
+      acc[lane] = divergence_reference(in[i], expected, i);
+    }
+    int odd = 0;
+    for (int lane = 0; lane < 32; ++lane) odd += acc[lane] >= 0 && (acc[lane] & 1);
+    for (int lane = 0; lane < 32 && warp * 32 + lane < n; ++lane) {
+      if (acc[lane] >= 0) expected[warp * 32 + lane] = acc[lane] + odd * 1000;
+    }
+  }
+  EXPECT_EQ(out, expected);
+}
+
+TEST(PtxExecutor, RecursiveDeviceFunctionsAndParameterPassing) {
+  Harness h("basic");
+  const int n = 40;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i % 15;
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(n)), dmix = h.upload(std::vector<double>(n));
+  LaunchResult r = h.launch("recursion", Dim3(2), Dim3(32), 0, din, dout, dmix, n);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<int>(dout, n);
+  auto mixed = h.download<double>(dmix, n);
+  auto fib = [](int k) {
+    int a = 0, b = 1;
+    for (int j = 0; j < k; ++j) std::swap(a, b), b += a;
+    return a;
+  };
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(out[i], fib(in[i])) << i;
+    EXPECT_EQ(mixed[i], 1.5 * in[i] + 0.25) << i;
+  }
+}
+
+TEST(PtxExecutor, PrintfFormatsArgumentsInThreadOrder) {
+  Harness h("basic");
+  LaunchResult r = h.launch("say_hello", Dim3(2), Dim3(32), 0, 42, 2.5);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(h.printed(),
+            "hello from thread 0 of block 0: 42 2.500 str Z|   ff|\n"
+            "hello from thread 1 of block 0: 42 2.500 str Z|   ff|\n"
+            "hello from thread 0 of block 1: 42 2.500 str Z|   ff|\n"
+            "hello from thread 1 of block 1: 42 2.500 str Z|   ff|\n");
+}
+
+TEST(PtxExecutor, OutOfRangeStoreIsAnIllegalAddressNamingKernelLineCtaAndThread) {
+  Harness h("basic");
+  const uint64_t buffer = h.upload(std::vector<int>(64));
+  LaunchResult ok = h.launch("write_everywhere", Dim3(1), Dim3(32), 0, buffer, 0LL);
+  ASSERT_TRUE(ok.ok()) << ok.message;
+  LaunchResult bad = h.launch("write_everywhere", Dim3(1), Dim3(32), 0, buffer, 1LL << 32);
+  EXPECT_EQ(bad.status, LaunchStatus::kIllegalAddress);
+  EXPECT_THAT(bad.message, HasSubstr("illegal address"));
+  EXPECT_THAT(bad.message, HasSubstr("write_everywhere"));
+  EXPECT_THAT(bad.message, HasSubstr("basic.ptx:"));
+  EXPECT_THAT(bad.message, HasSubstr("CTA (0,0,0)"));
+  EXPECT_THAT(bad.message, HasSubstr("thread (0,0,0)"));
+  LaunchResult null_store = h.launch("write_everywhere", Dim3(1), Dim3(32), 0, uint64_t{0}, 0LL);
+  EXPECT_EQ(null_store.status, LaunchStatus::kIllegalAddress);
+  LaunchResult misaligned = h.launch("write_everywhere", Dim3(1), Dim3(32), 0, buffer + 2, 0LL);
+  EXPECT_EQ(misaligned.status, LaunchStatus::kMisalignedAddress) << misaligned.message;
+}
+
+TEST(PtxExecutor, TrapAndAssertAreKernelErrors) {
+  Harness h("basic");
+  LaunchResult trap = h.launch("trapping", Dim3(1), Dim3(64), 0, 37);
+  EXPECT_EQ(trap.status, LaunchStatus::kTrap);
+  EXPECT_THAT(trap.message, HasSubstr("thread (37,0,0)"));
+  LaunchResult no_trap = h.launch("trapping", Dim3(1), Dim3(64), 0, 100);
+  EXPECT_TRUE(no_trap.ok()) << no_trap.message;
+  LaunchResult assertion = h.launch("asserting", Dim3(1), Dim3(64), 0, 5);
+  EXPECT_EQ(assertion.status, LaunchStatus::kAssertFailed);
+  EXPECT_THAT(assertion.message, HasSubstr("threadIdx.x != when"));
+  EXPECT_THAT(assertion.message, HasSubstr("basic.cu"));
+  EXPECT_THAT(assertion.message, HasSubstr("thread (5,0,0)"));
+}
+
+TEST(PtxExecutor, SharedMemoryTreeReductionWithBarriers) {
+  Harness h("basic");
+  const int blocks = 3, threads = 256;
+  std::vector<int> in(blocks * threads);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i * 3 % 97) - 40;
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(blocks));
+  LaunchResult r = h.launch("block_sum", Dim3(blocks), Dim3(threads), threads * 4, din, dout);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<int>(dout, blocks);
+  for (int b = 0; b < blocks; ++b) {
+    EXPECT_EQ(out[b], std::accumulate(in.begin() + b * threads, in.begin() + (b + 1) * threads, 0)) << b;
+  }
+  // Without the dynamic shared memory the kernel's shared accesses are out of range.
+  LaunchResult missing = h.launch("block_sum", Dim3(1), Dim3(threads), 0, din, dout);
+  EXPECT_EQ(missing.status, LaunchStatus::kIllegalAddress);
+}
+
+TEST(PtxExecutor, BarrierReductionsCountAndCombinePredicates) {
+  Harness h("basic");
+  std::vector<int> in(96);
+  for (int i = 0; i < 96; ++i) in[i] = i % 5 == 0 ? 0 : i;
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(3, -1));
+  LaunchResult r = h.launch("barrier_reductions", Dim3(1), Dim3(96), 0, din, dout);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<int>(dout, 3);
+  EXPECT_EQ(out[0], 96 - 20);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_EQ(out[2], 1);
+  std::vector<int> positive(96, 1);
+  const uint64_t dpos = h.upload(positive);
+  ASSERT_TRUE(h.launch("barrier_reductions", Dim3(1), Dim3(96), 0, dpos, dout).ok());
+  out = h.download<int>(dout, 3);
+  EXPECT_EQ(out, (std::vector<int>{96, 1, 0}));
+}
+
+TEST(PtxExecutor, WarpShuffleVoteAndMatch) {
+  Harness h("basic");
+  const int threads = 64;
+  std::vector<int> in(threads);
+  for (int i = 0; i < threads; ++i) in[i] = (i * 13) % 29 - 3;
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(threads * 10));
+  LaunchResult r = h.launch("warp_ops", Dim3(1), Dim3(threads), 0, din, dout);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<int>(dout, threads * 10);
+  for (int t = 0; t < threads; ++t) {
+    const int warp = t / 32 * 32, lane = t % 32;
+    auto v = [&](int l) { return in[warp + l]; };
+    const int* o = &out[t * 10];
+    EXPECT_EQ(o[0], v((lane * 7) & 31)) << t;
+    EXPECT_EQ(o[1], lane >= 3 ? v(lane - 3) : v(lane)) << t;
+    EXPECT_EQ(o[2], lane + 5 < 32 ? v(lane + 5) : v(lane)) << t;
+    EXPECT_EQ(o[3], v(lane ^ 6)) << t;
+    EXPECT_EQ(o[4], v((lane & ~7) | ((lane + 2) & 7))) << t;
+    unsigned ballot = 0, match = 0;
+    for (int l = 0; l < 32; ++l) {
+      ballot |= static_cast<unsigned>(v(l) & 1) << l;
+      match |= static_cast<unsigned>((v(l) & 3) == (v(lane) & 3)) << l;
+    }
+    EXPECT_EQ(static_cast<unsigned>(o[5]), ballot) << t;
+    EXPECT_EQ(o[6], std::all_of(in.begin() + warp, in.begin() + warp + 32, [](int x) { return x >= 0; }) ? 1 : 0);
+    EXPECT_EQ(o[7], std::any_of(in.begin() + warp, in.begin() + warp + 32, [](int x) { return x == 5; }) ? 1 : 0);
+    EXPECT_EQ(static_cast<unsigned>(o[8]), match) << t;
+    EXPECT_EQ(o[9], static_cast<int>(0xffffffffu + 1u)) << t;  // all lanes match: mask + pred(1)
+  }
+}
+
+TEST(PtxExecutor, AtomicsOnGlobalAndSharedMemory) {
+  Harness h("basic");
+  const int threads = 64;
+  const uint64_t ints = h.upload(std::vector<int>{0, 1000, -1000, 0, 0, 0});
+  const uint64_t uints = h.upload(std::vector<unsigned>{0, 3, 0xffffffffu, 0, 0, 0});
+  const uint64_t floats = h.upload(std::vector<float>{1.0f});
+  const uint64_t doubles = h.upload(std::vector<double>{-2.0});
+  const uint64_t u64 = h.upload(std::vector<unsigned long long>{5});
+  LaunchResult r = h.launch("atomics", Dim3(1), Dim3(threads), 0, ints, uints, floats, doubles, u64);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto i = h.download<int>(ints, 6);
+  auto u = h.download<unsigned>(uints, 6);
+  EXPECT_EQ(i[0], threads);
+  EXPECT_EQ(i[1], -(threads - 1));
+  EXPECT_EQ(i[2], threads - 1);
+  EXPECT_EQ(i[3], 42);
+  EXPECT_EQ(i[4], threads);  // cas chain: thread t waits until it sees t, then writes t + 1
+  EXPECT_EQ(i[5], threads * (threads - 1) / 2);
+  unsigned inc = 0, dec = 3, x = 0, max37 = 0;
+  for (int t = 0; t < threads; ++t) {
+    inc = inc >= 9 ? 0 : inc + 1;
+    dec = (dec == 0 || dec > 5) ? 5 : dec - 1;
+    x ^= static_cast<unsigned>(t);
+    max37 = std::max(max37, static_cast<unsigned>(t * 37 % 101));
+  }
+  EXPECT_EQ(u[0], inc);
+  EXPECT_EQ(u[1], dec);
+  EXPECT_EQ(u[2], 0u);
+  EXPECT_EQ(u[3], 0xffffffffu);
+  EXPECT_EQ(u[4], x);
+  EXPECT_EQ(u[5], max37);
+  EXPECT_EQ(h.download<float>(floats, 1)[0], 1.0f + 0.5f * threads);
+  EXPECT_EQ(h.download<double>(doubles, 1)[0], -2.0 + 0.25 * threads);
+  EXPECT_EQ(h.download<unsigned long long>(u64, 1)[0], 5ull + (static_cast<unsigned long long>(threads) << 33));
+}
+
+TEST(PtxExecutor, GenericPointersReachSharedLocalAndGlobal) {
+  Harness h("basic");
+  const int threads = 64;
+  const uint64_t out = h.upload(std::vector<int>(threads));
+  LaunchResult r = h.launch("generic_addressing", Dim3(1), Dim3(threads), 0, out);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto o = h.download<int>(out, threads);
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(o[t], ((t + 1) % threads) * 2 + t * 3) << t;
+}
+
+TEST(PtxExecutor, SpecialRegistersFor3dBlocksAndGrids) {
+  Harness h("basic");
+  const Dim3 grid(2, 3, 1), block(8, 4, 2);
+  const size_t threads = grid.count() * block.count();
+  const uint64_t out = h.upload(std::vector<unsigned>(threads * 8));
+  LaunchResult r = h.launch("special_registers", grid, block, 0, out);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto o = h.download<unsigned>(out, threads * 8);
+  for (unsigned by = 0; by < 3; ++by) {
+    for (unsigned bx = 0; bx < 2; ++bx) {
+      for (unsigned t = 0; t < 64; ++t) {
+        const unsigned block_linear = bx + 2 * by;
+        const unsigned* e = &o[(block_linear * 64 + t) * 8];
+        EXPECT_EQ(e[0], t % 8);
+        EXPECT_EQ(e[1], (t / 8) % 4);
+        EXPECT_EQ(e[2], t / 32);
+        EXPECT_EQ(e[3], bx);
+        EXPECT_EQ(e[4], by);
+        EXPECT_EQ(e[5], t % 32);
+        EXPECT_EQ(e[6], t / 32);
+        EXPECT_EQ(e[7], (1u << (t % 32)) - 1);
+      }
+    }
+  }
+}
+
+TEST(PtxExecutor, RunawayKernelStopsAtTheInstructionLimit) {
+  ExecutorOptions options;
+  options.instruction_limit = 100000;
+  Harness h("basic", options);
+  const uint64_t flag = h.upload(std::vector<int>{0});
+  LaunchResult r = h.launch("spin_forever", Dim3(1), Dim3(32), 0, flag);
+  EXPECT_EQ(r.status, LaunchStatus::kInstructionLimit);
+  h.memory().store<int>(flag, 1);
+  EXPECT_TRUE(h.launch("spin_forever", Dim3(1), Dim3(32), 0, flag).ok());
+}
+
+TEST(PtxExecutor, BarrierThatHalfTheBlockNeverReachesIsADeadlock) {
+  Harness h("basic");
+  LaunchResult r = h.launch("divergent_barrier_deadlock", Dim3(1), Dim3(64), 0);
+  EXPECT_EQ(r.status, LaunchStatus::kBarrierDeadlock) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("warp 0 waits"));
+  EXPECT_THAT(r.message, HasSubstr("warp 1 waits"));
+}
+
+TEST(PtxExecutor, ThreadsThatExitedDoNotHoldUpABarrier) {
+  Harness h("basic");
+  const uint64_t out = h.upload(std::vector<int>(64, -1));
+  LaunchResult r = h.launch("barrier_after_exit", Dim3(1), Dim3(64), 0, out);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto o = h.download<int>(out, 64);
+  for (int t = 0; t < 64; ++t) EXPECT_EQ(o[t], t < 40 ? t : -1);
+}
+
+TEST(PtxExecutor, InvalidLaunchConfigurationsAreRejected) {
+  Harness h("basic");
+  const uint64_t buffer = h.upload(std::vector<float>(4));
+  EXPECT_EQ(h.launch("vector_add", Dim3(1), Dim3(2048), 0, buffer, buffer, buffer, 4).status, LaunchStatus::kInvalidLaunch);
+  EXPECT_EQ(h.launch("vector_add", Dim3(0), Dim3(32), 0, buffer, buffer, buffer, 4).status, LaunchStatus::kInvalidLaunch);
+  EXPECT_THROW(h.launch("vector_add", Dim3(1), Dim3(32), 0, buffer, buffer, buffer), std::invalid_argument);
+  EXPECT_THROW(h.launch("vector_add", Dim3(1), Dim3(32), 0, buffer, buffer, buffer, 4.0), std::invalid_argument);
+  EXPECT_THROW(h.loaded().kernel("no_such_kernel"), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace gpuvp::ptx::testing
