@@ -25,10 +25,12 @@
   X(lud)                       \
   X(backprop)                  \
   X(warp_reduce)               \
+  X(warp_match)                \
   X(histogram)                 \
   X(transpose)                 \
   X(nbody)                     \
   X(recursion)                 \
+  X(function_pointers)         \
   X(printf)
 
 namespace gpuvp::workloads {

@@ -10,7 +10,7 @@
 namespace gpuvp::workloads {
 namespace {
 
-constexpr int kPoints = 6000;
+constexpr int kPoints = 3000;
 constexpr int kDims = 4;
 constexpr int kClusters = 7;
 constexpr int kMaxIterations = 30;
@@ -115,7 +115,7 @@ WorkloadResult run_kmeans(Device& device) {
   // Distances use the same fmaf sequence on both sides and the centre update is shared host
   // code: memberships, counts and centres match exactly.
   check.exact("centres", centres, want_centres);
-  return check.result("6000 points x 4 features, 7 clusters, " + std::to_string(iterations + 1) + " iterations");
+  return check.result("3000 points x 4 features, 7 clusters, " + std::to_string(iterations + 1) + " iterations");
 }
 
 }  // namespace gpuvp::workloads

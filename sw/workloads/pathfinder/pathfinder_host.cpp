@@ -10,7 +10,7 @@ namespace gpuvp::workloads {
 
 WorkloadResult run_pathfinder(Device& device) {
   constexpr int kRows = 101;
-  constexpr int kCols = 20'000;
+  constexpr int kCols = 8'000;
   constexpr int kPyramid = 8;  // rows per launch
   constexpr int kBlock = 256;
 
@@ -46,7 +46,7 @@ WorkloadResult run_pathfinder(Device& device) {
 
   Check check;
   check.exact("cost", got, cost);
-  return check.result("101x20000 grid, pyramid of 8 rows per launch, 256 threads");
+  return check.result("101x8000 grid, pyramid of 8 rows per launch, 256 threads");
 }
 
 }  // namespace gpuvp::workloads

@@ -56,7 +56,7 @@ WorkloadResult run_recursion(Device& device) {
   Check check;
   check.exact("sorted", d_sorted.download(), want_sorted);
   check.exact("results", d_results.download(), want_results);
-  return check.result("300 threads: recursive fibonacci/gcd/merge sort, struct return, indirect calls");
+  return check.result("300 threads: recursive fibonacci/gcd/merge sort, struct return, divergent calls");
 }
 
 }  // namespace gpuvp::workloads

@@ -1,6 +1,7 @@
 // Device calls that nvcc keeps as real calls (__noinline__): recursion with a per-thread stack
 // (fibonacci, gcd, merge sort on thread-local arrays passed by generic pointer), a function that
-// returns a struct, and indirect calls through a table of function pointers.
+// returns a struct, and calls chosen per thread by a switch (divergent call targets). Calls
+// through function pointers are in the function_pointers workload.
 
 __device__ __noinline__ int fibonacci(int n) { return n < 2 ? n : fibonacci(n - 1) + fibonacci(n - 2); }
 
@@ -39,11 +40,10 @@ __device__ __noinline__ int op_add(int a, int b) { return a + b; }
 __device__ __noinline__ int op_sub(int a, int b) { return a - b; }
 __device__ __noinline__ int op_mul(int a, int b) { return a * b; }
 __device__ __noinline__ int op_xor(int a, int b) { return a ^ b; }
-typedef int (*BinaryOp)(int, int);
 
 #define SORT_LENGTH 24
 
-// results per thread: [fibonacci, gcd, smallest, largest, total (low 32 bits), op result]
+// results per thread: [fibonacci, gcd, smallest, largest, total (low 32 bits), op(largest, smallest)]
 extern "C" __global__ void recursion_kernel(const int* sort_input, const unsigned* gcd_input, int* sorted, int* results,
                                             int threads) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -57,12 +57,16 @@ extern "C" __global__ void recursion_kernel(const int* sort_input, const unsigne
   for (int i = 0; i < SORT_LENGTH; ++i) sorted[t * SORT_LENGTH + i] = data[i];
 
   const Extremes e = extremes(data, length);
-  const BinaryOp ops[4] = {op_add, op_sub, op_mul, op_xor};
   int* out = results + t * 6;
   out[0] = fibonacci(t % 16);
   out[1] = static_cast<int>(gcd(gcd_input[2 * t], gcd_input[2 * t + 1]));
   out[2] = e.smallest;
   out[3] = e.largest;
   out[4] = static_cast<int>(e.total);
-  out[5] = ops[t % 4](e.largest, e.smallest);
+  switch (t % 4) {
+    case 0: out[5] = op_add(e.largest, e.smallest); break;
+    case 1: out[5] = op_sub(e.largest, e.smallest); break;
+    case 2: out[5] = op_mul(e.largest, e.smallest); break;
+    default: out[5] = op_xor(e.largest, e.smallest); break;
+  }
 }

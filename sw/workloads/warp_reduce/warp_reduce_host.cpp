@@ -14,25 +14,21 @@ WorkloadResult run_warp_reduce(Device& device) {
   constexpr int kElements = 10'003;  // last warp partial
   constexpr std::uint32_t kBlock = 256;
   constexpr int kWarps = (kElements + 31) / 32;
-  constexpr int kMatchElements = 64 * 32;
   constexpr int kThreshold = 500;
   const std::uint32_t grid = ceil_div(kElements, kBlock);
 
   Rng rng(0x5eed0010);
   std::vector<float> values(kElements);
-  std::vector<int> numbers(kElements), keys(kMatchElements);
+  std::vector<int> numbers(kElements);
   for (float& v : values) v = rng.uniform_float(-1.0f, 1.0f);
   for (int& v : numbers) v = rng.uniform_int(0, 1000);
   // Some warps all above or all below the threshold, so any/all take both values.
   for (int i = 0; i < 32; ++i) numbers[i] = 900 + i;
   for (int i = 32; i < 64; ++i) numbers[i] = i;
-  for (int& k : keys) k = rng.uniform_int(0, 3);
-  for (int i = 0; i < 32; ++i) keys[5 * 32 + i] = 42;  // one warp where every key matches
 
   DeviceBuffer<float> d_values(device, values), d_block_sums(device, grid);
   DeviceBuffer<int> d_numbers(device, numbers), d_max(device, kElements), d_scan(device, kElements),
-      d_rotated(device, kElements), d_reversed(device, kElements), d_counts(device, kWarps), d_flags(device, kWarps),
-      d_keys(device, keys), d_groups(device, kMatchElements), d_all_equal(device, kMatchElements);
+      d_rotated(device, kElements), d_reversed(device, kElements), d_counts(device, kWarps), d_flags(device, kWarps);
   DeviceBuffer<std::uint32_t> d_ballots(device, kWarps);
 
   device.launch("warp_block_sum", grid, kBlock, 0, KernelArgs().ptr(d_values.ptr()).ptr(d_block_sums.ptr()).i32(kElements));
@@ -43,8 +39,6 @@ WorkloadResult run_warp_reduce(Device& device) {
   device.launch("warp_votes", grid, kBlock, 0,
                 KernelArgs().ptr(d_numbers.ptr()).i32(kThreshold).ptr(d_ballots.ptr()).ptr(d_counts.ptr())
                     .ptr(d_flags.ptr()).i32(kElements));
-  device.launch("warp_match", kMatchElements / 128, 128, 0,
-                KernelArgs().ptr(d_keys.ptr()).ptr(d_groups.ptr()).ptr(d_all_equal.ptr()).i32(kMatchElements));
   device.synchronize();
 
   // CPU replicas, warp by warp.
@@ -88,12 +82,6 @@ WorkloadResult run_warp_reduce(Device& device) {
     want_counts[w] = __builtin_popcount(want_ballots[w]);
     want_flags[w] = (any ? 1 : 0) | (all ? 2 : 0);
   }
-  std::vector<int> want_groups(kMatchElements), want_all_equal(kMatchElements);
-  for (int i = 0; i < kMatchElements; ++i) {
-    const int base = i / 32 * 32;
-    want_groups[i] = static_cast<int>(std::count(keys.begin() + base, keys.begin() + base + 32, keys[i]));
-    want_all_equal[i] = want_groups[i] == 32 ? 1 : 0;
-  }
 
   // Float sums follow the exact shuffle-tree order; everything else is integer: all exact.
   Check check;
@@ -105,9 +93,7 @@ WorkloadResult run_warp_reduce(Device& device) {
   check.exact("ballots", d_ballots.download(), want_ballots);
   check.exact("ballot popc", d_counts.download(), want_counts);
   check.exact("any/all", d_flags.download(), want_flags);
-  check.exact("match.any group sizes", d_groups.download(), want_groups);
-  check.exact("match.all", d_all_equal.download(), want_all_equal);
-  return check.result("10003 elements, 40 CTAs x 256: shfl down/bfly/up/idx, ballot, any, all, match");
+  return check.result("10003 elements, 40 CTAs x 256: shfl down/bfly/up/idx, ballot, any, all");
 }
 
 }  // namespace gpuvp::workloads

@@ -1,4 +1,4 @@
-// Warp-level primitives: shuffles in every mode, votes and match.
+// Warp-level primitives: shuffles in every mode and votes (match is in warp_match).
 // The last warp of the input is partial; inactive lanes still execute the full-mask shuffles
 // with a neutral value, and the divergent part uses a mask computed by a ballot beforehand.
 
@@ -69,15 +69,4 @@ extern "C" __global__ void warp_votes(const int* in, int threshold, unsigned* ba
       flags[warp] = (any ? 1 : 0) | (all ? 2 : 0);
     }
   }
-}
-
-// match.any: how many lanes of the warp share my key; match.all: whether all lanes agree.
-extern "C" __global__ void warp_match(const int* keys, int* group_sizes, int* all_equal, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // n is a multiple of 32
-  if (i >= n) return;
-  const int key = keys[i];
-  group_sizes[i] = __popc(__match_any_sync(0xffffffffu, key));
-  int predicate = 0;
-  __match_all_sync(0xffffffffu, key, &predicate);
-  all_equal[i] = predicate;
 }
