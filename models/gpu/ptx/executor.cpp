@@ -792,20 +792,38 @@ class LaunchRun {
     return inst.ftz ? fp::flush_subnormal(value) : value;
   }
 
-  // Runs f(T) for f32/f64 with ftz/sat and the instruction's rounding mode.
-  template <typename F>
-  bool float_binary(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
-    fp::RoundingGuard guard(inst.rounding);
+  // f32/f64 add/sub/mul/div with ftz/sat and the instruction's rounding mode (in software,
+  // see float_util.h); f16/bf16 go through double with one final rounding.
+  bool float_binary(Context& c, const Instruction& inst, uint32_t mask, fp::ExactOp op) {
+    const ir::Rounding rounding = inst.rounding;
     if (inst.type == Type::kF32) {
-      map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, static_cast<float>(f(input_float(inst, a), input_float(inst, b)))); });
+      if (rounding == ir::Rounding::kDefault || rounding == ir::Rounding::kRn) {
+        // Fast path: host round-to-nearest is what PTX asks for.
+        switch (op) {
+          case fp::ExactOp::kAdd: map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, input_float(inst, a) + input_float(inst, b)); }); return true;
+          case fp::ExactOp::kSub: map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, input_float(inst, a) - input_float(inst, b)); }); return true;
+          case fp::ExactOp::kMul: map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, input_float(inst, a) * input_float(inst, b)); }); return true;
+          default: map2<float>(c, inst, mask, [&](float a, float b) { return finish_float(inst, input_float(inst, a) / input_float(inst, b)); }); return true;
+        }
+      }
+      map2<float>(c, inst, mask, [&](float a, float b) {
+        return finish_float(inst, fp::f32_op(op, input_float(inst, a), input_float(inst, b), 0.0f, rounding));
+      });
       return true;
     }
     if (inst.type == Type::kF64) {
-      map2<double>(c, inst, mask, [&](double a, double b) { return finish_float(inst, static_cast<double>(f(a, b))); });
+      map2<double>(c, inst, mask, [&](double a, double b) { return finish_float(inst, fp::f64_op(op, a, b, 0.0, rounding)); });
       return true;
     }
-    if (inst.type == Type::kF16 || inst.type == Type::kBF16 || inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) {
-      half_binary(c, inst, mask, [&](double a, double b) { return static_cast<double>(f(a, b)); });
+    if (is_half_type(inst.type)) {
+      half_binary(c, inst, mask, [&](double a, double b) {
+        switch (op) {
+          case fp::ExactOp::kAdd: return a + b;
+          case fp::ExactOp::kSub: return a - b;
+          case fp::ExactOp::kMul: return a * b;
+          default: return a / b;
+        }
+      });
       return true;
     }
     return false;
@@ -983,7 +1001,11 @@ class LaunchRun {
     }
   }
 
+  // Rounds to an integral value, keeping the sign of zero (cvt.rni.f32.f32 of -0.3 is -0).
   static long double round_integer(long double x, ir::Rounding r) {
+    return std::copysign(round_integer_magnitude(x, r), x);
+  }
+  static long double round_integer_magnitude(long double x, ir::Rounding r) {
     switch (r) {
       case ir::Rounding::kRzi: return std::trunc(x);
       case ir::Rounding::kRmi: return std::floor(x);
@@ -1026,14 +1048,14 @@ class LaunchRun {
       } else if (src == Type::kF64 && integer_rounding) {
         result = static_cast<float>(round_integer(fp::f64(raw), inst.rounding));
       } else if (src == Type::kF64) {
-        fp::RoundingGuard guard(inst.rounding);
-        result = static_cast<float>(fp::f64(raw));
+        result = fp::round_to_f32(fp::f64(raw), 0.0, inst.rounding);
       } else if (src == Type::kS64 || src == Type::kU64) {
-        fp::RoundingGuard guard(inst.rounding);
-        result = src == Type::kS64 ? static_cast<float>(static_cast<int64_t>(raw)) : static_cast<float>(raw);
+        double hi, lo;
+        if (src == Type::kS64) fp::integer_as_double(static_cast<int64_t>(raw), hi, lo);
+        else fp::integer_as_double(raw, hi, lo);
+        result = fp::round_to_f32(hi, lo, inst.rounding);
       } else if (is_int_type(src)) {
-        fp::RoundingGuard guard(inst.rounding);
-        result = static_cast<float>(static_cast<double>(source_as_long_double(raw, src)));
+        result = fp::round_to_f32(static_cast<double>(source_as_long_double(raw, src)), 0.0, inst.rounding);
       } else {
         result = static_cast<float>(source_as_long_double(raw, src));  // f16/bf16: exact
       }
@@ -1044,8 +1066,10 @@ class LaunchRun {
       if (src == Type::kF64) {
         result = integer_rounding ? static_cast<double>(round_integer(fp::f64(raw), inst.rounding)) : fp::f64(raw);
       } else if (src == Type::kS64 || src == Type::kU64) {
-        fp::RoundingGuard guard(inst.rounding);
-        result = src == Type::kS64 ? static_cast<double>(static_cast<int64_t>(raw)) : static_cast<double>(raw);
+        double hi, lo;
+        if (src == Type::kS64) fp::integer_as_double(static_cast<int64_t>(raw), hi, lo);
+        else fp::integer_as_double(raw, hi, lo);
+        result = fp::round_to_f64(hi, lo, inst.rounding);
       } else {
         result = static_cast<double>(source_as_long_double(raw, src));
         if (src == Type::kF32 && inst.ftz) result = fp::flush_subnormal(fp::f32(raw));

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -35,34 +34,147 @@ inline uint64_t bits(double d) {
   return b;
 }
 
-// Sets the host rounding mode for the lifetime of the guard (restored afterwards). The
-// executor compiles with -frounding-math so the compiler honours it.
-class RoundingGuard {
- public:
-  explicit RoundingGuard(ir::Rounding rounding) : saved_(std::fegetround()) {
-    int mode = FE_TONEAREST;
-    switch (rounding) {
-      case ir::Rounding::kRz: case ir::Rounding::kRzi: mode = FE_TOWARDZERO; break;
-      case ir::Rounding::kRm: case ir::Rounding::kRmi: mode = FE_DOWNWARD; break;
-      case ir::Rounding::kRp: case ir::Rounding::kRpi: mode = FE_UPWARD; break;
-      default: break;
-    }
-    active_ = mode != saved_;
-    if (active_) std::fesetround(mode);
-  }
-  ~RoundingGuard() {
-    if (active_) std::fesetround(saved_);
-  }
-  RoundingGuard(const RoundingGuard&) = delete;
-  RoundingGuard& operator=(const RoundingGuard&) = delete;
-
- private:
-  int saved_;
-  bool active_ = false;
-};
-
 inline bool is_directed(ir::Rounding r) {
   return r == ir::Rounding::kRz || r == ir::Rounding::kRm || r == ir::Rounding::kRp;
+}
+
+// Directed rounding in software. Results are computed as an exact value hi + lo (hi the
+// round-to-nearest double result, lo the exact error or just its sign, from error-free
+// transformations), then rounded as the instruction asks. This does not depend on the host
+// FPU's rounding-mode register (which emulated hosts do not always honour).
+inline int sign_of(double x) { return (x > 0) - (x < 0); }
+
+// Sign of (exact - hi) for a + b, with hi = fl(a + b) (Knuth's TwoSum).
+inline double two_sum_error(double a, double b, double hi) {
+  const double bb = hi - a;
+  return (a - (hi - bb)) + (b - bb);
+}
+
+inline double step(double x, int direction) {
+  return std::nextafter(x, direction > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
+}
+inline float step(float x, int direction) {
+  return std::nextafter(x, direction > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+}
+
+// Rounds exact = hi + lo to float. For .rn, lo breaks ties that rounding hi alone would
+// misjudge (double rounding when hi sits exactly between two floats).
+inline float round_to_f32(double hi, double lo, ir::Rounding rounding) {
+  float f = static_cast<float>(hi);
+  if (std::isnan(hi) || std::isinf(hi)) return f;
+  const double fd = static_cast<double>(f);
+  const int cmp = fd < hi ? 1 : fd > hi ? -1 : sign_of(lo);  // sign of (exact - f)
+  if (cmp == 0) return f;
+  switch (rounding) {
+    case ir::Rounding::kRp: return cmp > 0 ? step(f, 1) : f;
+    case ir::Rounding::kRm: return cmp < 0 ? step(f, -1) : f;
+    case ir::Rounding::kRz:
+      if ((f > 0 && cmp < 0) || (f < 0 && cmp > 0)) return step(f, f > 0 ? -1 : 1);
+      return f;
+    default: {
+      if (lo == 0 || fd == hi) return f;
+      const float other = step(f, hi > fd ? 1 : -1);
+      if (std::isinf(other)) return f;
+      const double midpoint = (fd + static_cast<double>(other)) / 2;
+      if (midpoint != hi) return f;
+      // hi is a tie; the exact value lies on lo's side of it.
+      return (sign_of(lo) > 0) == (static_cast<double>(other) > fd) ? other : f;
+    }
+  }
+}
+
+// Rounds exact = hi + lo to double (hi already the nearest double).
+inline double round_to_f64(double hi, double lo, ir::Rounding rounding) {
+  if (std::isnan(hi) || std::isinf(hi) || lo == 0 || std::isnan(lo)) return hi;
+  const int cmp = sign_of(lo);
+  switch (rounding) {
+    case ir::Rounding::kRp: return cmp > 0 ? step(hi, 1) : hi;
+    case ir::Rounding::kRm: return cmp < 0 ? step(hi, -1) : hi;
+    case ir::Rounding::kRz:
+      if ((hi > 0 && cmp < 0) || (hi < 0 && cmp > 0)) return step(hi, hi > 0 ? -1 : 1);
+      return hi;
+    default: return hi;
+  }
+}
+
+// Directed overflow: the nearest result is infinite but the exact one finite.
+inline double overflow_result(double inf_hi, ir::Rounding rounding) {
+  const bool positive = inf_hi > 0;
+  const bool to_max = rounding == ir::Rounding::kRz || (rounding == ir::Rounding::kRm && positive) ||
+                      (rounding == ir::Rounding::kRp && !positive);
+  if (!to_max) return inf_hi;
+  return positive ? std::numeric_limits<double>::max() : -std::numeric_limits<double>::max();
+}
+
+enum class ExactOp { kAdd, kSub, kMul, kDiv, kSqrt, kFma };
+
+// hi = fl(op), lo = exact - hi (or a value of the same sign), in double.
+inline void exact_double(ExactOp op, double a, double b, double c, double& hi, double& lo) {
+  switch (op) {
+    case ExactOp::kAdd: hi = a + b; lo = two_sum_error(a, b, hi); break;
+    case ExactOp::kSub: hi = a - b; lo = two_sum_error(a, -b, hi); break;
+    case ExactOp::kMul: hi = a * b; lo = std::fma(a, b, -hi); break;
+    case ExactOp::kDiv: hi = a / b; lo = std::isfinite(hi) && hi != 0 ? -std::fma(hi, b, -a) * (b < 0 ? -1 : 1) : 0; break;
+    case ExactOp::kSqrt: hi = std::sqrt(a); lo = std::isfinite(hi) && hi != 0 ? -std::fma(hi, hi, -a) : 0; break;
+    case ExactOp::kFma: {
+      hi = std::fma(a, b, c);
+      const double p = a * b;
+      const double pe = std::fma(a, b, -p);
+      const double s = p + c;
+      lo = (s - hi) + two_sum_error(p, c, s) + pe;  // sign is what matters
+      break;
+    }
+  }
+  if (std::isnan(lo)) lo = 0;
+}
+
+// An exact zero sum is -0 when rounding toward -inf unless both terms are +0 (IEEE 754 6.3).
+inline bool negative_zero_sum(ExactOp op, double a, double b, double c, ir::Rounding rounding) {
+  if (rounding != ir::Rounding::kRm) return false;
+  double x, y;
+  switch (op) {
+    case ExactOp::kAdd: x = a; y = b; break;
+    case ExactOp::kSub: x = a; y = -b; break;
+    case ExactOp::kFma: x = a * b; y = c; break;
+    default: return false;
+  }
+  return !(x == 0 && y == 0 && !std::signbit(x) && !std::signbit(y));
+}
+
+// f32 operation with a PTX rounding mode: exact in double (p=53 >= 2*24+2) plus error sign.
+inline float f32_op(ExactOp op, float a, float b, float c, ir::Rounding rounding) {
+  double hi, lo;
+  const double da = a, db = b, dc = c;
+  switch (op) {
+    case ExactOp::kMul: hi = da * db; lo = 0; break;  // exact in double
+    case ExactOp::kFma: hi = da * db + dc; lo = two_sum_error(da * db, dc, hi); break;
+    default: exact_double(op, da, db, dc, hi, lo); break;
+  }
+  if (hi == 0 && lo == 0 && negative_zero_sum(op, da, db, dc, rounding)) return -0.0f;
+  return round_to_f32(hi, lo, rounding);
+}
+
+inline double f64_op(ExactOp op, double a, double b, double c, ir::Rounding rounding) {
+  double hi, lo;
+  exact_double(op, a, b, c, hi, lo);
+  if (hi == 0 && lo == 0 && negative_zero_sum(op, a, b, c, rounding)) return -0.0;
+  if (std::isinf(hi) && std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && op != ExactOp::kDiv) return overflow_result(hi, rounding);
+  if (op == ExactOp::kDiv && std::isinf(hi) && std::isfinite(a) && b != 0) return overflow_result(hi, rounding);
+  return round_to_f64(hi, lo, rounding);
+}
+
+// Rounds an exact 64-bit integer to f32/f64.
+template <typename Int>
+inline void integer_as_double(Int value, double& hi, double& lo) {
+  hi = static_cast<double>(value);
+  __extension__ typedef __int128 Wide;
+  const Wide exact = static_cast<Wide>(value);
+  if (hi >= 1.8446744073709552e19) {  // 2^64 rounds out of range of a u64 conversion back
+    lo = -1;
+    return;
+  }
+  const Wide back = hi < 0 ? static_cast<Wide>(static_cast<int64_t>(hi)) : static_cast<Wide>(static_cast<uint64_t>(hi));
+  lo = exact > back ? 1 : exact < back ? -1 : 0;
 }
 
 // Rounds a double (exact value) to a binary format with `mantissa_bits` explicit bits and
