@@ -27,6 +27,8 @@
   X(warp_reduce)               \
   X(warp_match)                \
   X(histogram)                 \
+  X(bit_ops)                   \
+  X(atomics)                   \
   X(transpose)                 \
   X(nbody)                     \
   X(recursion)                 \
