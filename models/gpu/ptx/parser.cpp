@@ -260,6 +260,7 @@ class Parser {
         fail(token, "expected a directive at module scope, found " + describe(token));
       }
       std::string_view d = token.text;
+      if (!seen_version && d != ".version") fail(token, "expected .version before " + std::string(d));
       if (d == ".version") {
         next();
         const Token& v = next();
@@ -1101,6 +1102,9 @@ class Parser {
     }
     const Token& opcode_token = expect_identifier("instruction");
     inst.line = static_cast<uint32_t>(opcode_token.line);
+    // Reject unknown opcodes before their operands, whose syntax we may not know (tex, suld).
+    const std::string_view base_name = opcode_token.text.substr(0, opcode_token.text.find('.'));
+    if (!opcode_from_name(base_name)) fail(opcode_token, "unsupported instruction '" + std::string(opcode_token.text) + "'");
     std::vector<RawOperand> raw;
     if (!is_punct(';')) {
       while (true) {
