@@ -263,9 +263,27 @@ class LaunchRun {
   }
 
   void layout() {
-    register_base_.resize(program_.functions.size());
-    predicate_base_.resize(program_.functions.size());
+    // Only the kernel and the functions it can call get registers: other kernels of the
+    // module would only make every CTA's register reset more expensive.
+    std::vector<bool> reachable(program_.functions.size(), false);
+    std::vector<uint32_t> pending{kernel_.function_index};
+    reachable[kernel_.function_index] = true;
+    while (!pending.empty()) {
+      const uint32_t f = pending.back();
+      pending.pop_back();
+      for (const auto& inst : program_.functions[f].body) {
+        if (inst.opcode != Opcode::kCall) continue;
+        const uint32_t callee = inst.operands[0].index;
+        if (!reachable[callee]) {
+          reachable[callee] = true;
+          pending.push_back(callee);
+        }
+      }
+    }
+    register_base_.assign(program_.functions.size(), 0);
+    predicate_base_.assign(program_.functions.size(), 0);
     for (size_t f = 0; f < program_.functions.size(); ++f) {
+      if (!reachable[f]) continue;
       register_base_[f] = total_registers_;
       predicate_base_[f] = total_predicates_;
       total_registers_ += program_.functions[f].register_count;
@@ -556,7 +574,8 @@ class LaunchRun {
   // nullptr with global_address set for global memory.
   uint8_t* resolve(Warp& warp, int lane, ir::Space space, uint64_t address, uint32_t size, bool is_write,
                    uint64_t& global_address, const char* what) {
-    if (size > 1 && (address % size) != 0 && !(size == 16 && address % 8 == 0 && false)) {
+    // Accesses are naturally aligned: a vector access to its whole size (sizes are powers of two).
+    if ((address & (size - 1)) != 0) {
       fault(warp, lane, LaunchStatus::kMisalignedAddress,
             std::string("misaligned address ") + hex(address) + " for " + std::to_string(size) + "-byte " + what);
     }
@@ -649,15 +668,29 @@ class LaunchRun {
     const Operand& data = inst.operands[0];
     const Operand& address = inst.operands[1];
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
+    // Kernel parameters are the same for every lane: read once, broadcast.
+    if (width == 1 && address.memory_base == ir::MemoryBase::kSymbol && address.symbol_kind == ir::SymbolKind::kKernelParam &&
+        data.kind == OperandKind::kRegister) {
+      uint64_t value = 0;
+      load_bytes(c.warp, __builtin_ctz(mask), inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
+      value = extend_loaded(value, inst.type);
+      uint64_t* d = row(c, data.index);
+      for_lanes(mask, [&](int lane) { d[lane] = value; });
+      return;
+    }
     for_lanes(mask, [&](int lane) {
       const uint64_t base = operand_address(c, address, lane);
-      uint64_t values[8] = {};
+      uint64_t values[8];
+      values[0] = 0;
       if (width == 1) {
         load_bytes(c.warp, lane, inst.space, base, &values[0], element, "load");
       } else {
         uint8_t buffer[64];
         load_bytes(c.warp, lane, inst.space, base, buffer, element * width, "vector load");
-        for (uint32_t i = 0; i < width; ++i) std::memcpy(&values[i], buffer + i * element, element);
+        for (uint32_t i = 0; i < width; ++i) {
+          values[i] = 0;
+          std::memcpy(&values[i], buffer + i * element, element);
+        }
       }
       if (width == 1) {
         if (data.kind == OperandKind::kRegister) row(c, data.index)[lane] = extend_loaded(values[0], inst.type);
