@@ -5,4 +5,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 build=${GPUVP_BUILD_DIR:-$root/build}
-exec "$build/gpuvp" demo "$@"
+"$build/gpuvp" info "$@"
+echo
+exec "$build/gpuvp" pcie-sweep --stats "$build/pcie-sweep-stats.json" "$@"

@@ -5,12 +5,15 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "platform/config/config.h"
+#include "platform/config/value_parser.h"
 #include "platform/config_report.h"
 #include "platform/derived_figures.h"
+#include "platform/pcie_sweep.h"
 #include "platform/platform_params.h"
 
 namespace {
@@ -57,9 +60,72 @@ void print_info(const gpuvp::config::Config& config, const gpuvp::PlatformParams
   }
 }
 
+int run_sweep(const gpuvp::config::Config& config, const gpuvp::PlatformParams& params,
+              const std::string& bytes_text, const std::string& stats_path) {
+  // The byte count is written like a size knob ("4 MiB") and checked the same way.
+  gpuvp::config::KnobSpec bytes_spec;
+  bytes_spec.name = "--bytes";
+  bytes_spec.type = gpuvp::config::KnobType::Quantity;
+  bytes_spec.dimension = gpuvp::config::Dimension::Size;
+  bytes_spec.whole = true;
+  bytes_spec.default_text = "4 MiB";
+  bytes_spec.min = 4096;
+  bytes_spec.max = 1024.0 * 1024 * 1024;
+  const auto parsed = gpuvp::config::parse_knob_value(bytes_spec, bytes_text);
+  if (const auto* message = std::get_if<std::string>(&parsed)) {
+    std::cerr << "--bytes '" << bytes_text << "': error: " << *message << "\n";
+    return 1;
+  }
+  const auto bytes = static_cast<uint64_t>(std::get<gpuvp::config::KnobValue>(parsed).number);
+  std::vector<uint64_t> sizes;
+  for (uint64_t size = 4096; size <= std::min<uint64_t>(bytes, 4u << 20); size *= 4) sizes.push_back(size);
+
+  const auto result = gpuvp::run_pcie_sweep(params, sizes, bytes);
+  std::cout << "PCIe copy-engine sweep on " << config.source() << ": "
+            << gpuvp::config::format_quantity(static_cast<double>(bytes), gpuvp::config::Dimension::Size)
+            << " per size and direction, latency "
+            << gpuvp::config::format_quantity(params.pcie.latency_ps, gpuvp::config::Dimension::Time) << "\n";
+  std::cout << "  transfer   count   host->device   device->host   link model   seed 003 Table 1\n";
+  const std::map<uint64_t, const char*> measured = {
+      {4096, "3.2219 GB/s"}, {16384, "6.4437 GB/s"}, {65536, "8.4771 GB/s"}, {262144, "10.508 GB/s"},
+      {1048576, "11.223 GB/s"}};
+  for (const auto& row : result.rows) {
+    auto gbps = [](double bytes_per_second) {
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(3) << bytes_per_second / 1e9 << " GB/s";
+      return text.str();
+    };
+    const auto reference = measured.find(row.transfer_bytes);
+    std::cout << "  " << std::left << std::setw(9)
+              << gpuvp::config::format_quantity(static_cast<double>(row.transfer_bytes),
+                                                gpuvp::config::Dimension::Size)
+              << std::right << std::setw(7) << row.transfers << std::setw(15) << gbps(row.host_to_device)
+              << std::setw(15) << gbps(row.device_to_host) << std::setw(13) << gbps(row.model) << "   "
+              << (reference == measured.end() ? "-" : reference->second) << "\n";
+  }
+  std::cout << "simulated time " << std::fixed << std::setprecision(3)
+            << static_cast<double>(result.simulated_ps) * 1e-9 << " ms\n\n"
+            << result.stats_summary;
+  if (!stats_path.empty()) {
+    std::ofstream out(stats_path, std::ios::binary);
+    out << result.stats_json;
+    if (!out) {
+      std::cerr << stats_path << ": error: cannot write the statistics file\n";
+      return 1;
+    }
+    std::cout << "statistics written to " << stats_path << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
+// libsystemc defines main() to call sc_main(); gpuvp has its own main, so this is never called,
+// but the library needs the symbol.
+extern "C" int sc_main(int, char**) { return 1; }
+
 int main(int argc, char** argv) {
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // keep gpuvp's output its own
   CLI::App app{"gpuvp: a SystemC/TLM-2.0 virtual platform of a GPU with unified virtual memory"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpuvp 0.1.0");
@@ -95,6 +161,16 @@ int main(int argc, char** argv) {
   info_options.add_to(*info, true);
   info->add_flag("--json", info_json, "print JSON");
 
+  // gpuvp pcie-sweep ...
+  ConfigOptions sweep_options;
+  std::string sweep_stats_path;
+  std::string sweep_bytes_text = "4 MiB";
+  CLI::App* sweep = app.add_subcommand(
+      "pcie-sweep", "simulate copy-engine transfers of 4 KiB..4 MiB over the PCIe link model; print bandwidths");
+  sweep_options.add_to(*sweep, false);
+  sweep->add_option("--stats", sweep_stats_path, "write the statistics JSON to this file");
+  sweep->add_option("--bytes", sweep_bytes_text, "bytes moved per transfer size and direction (default 4 MiB)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -127,6 +203,9 @@ int main(int argc, char** argv) {
                 << " knobs set, the rest at their defaults)\n";
     } else if (*presets) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
+    } else if (*sweep) {
+      const auto config = sweep_options.load(loader);
+      return run_sweep(config, gpuvp::PlatformParams::load(config), sweep_bytes_text, sweep_stats_path);
     } else if (*info) {
       const auto config = info_options.load(loader);
       print_info(config, gpuvp::PlatformParams::load(config), info_json);

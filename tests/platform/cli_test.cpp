@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "platform/platform_params.h"
 #include "tests/support/process.h"
@@ -101,6 +102,41 @@ TEST(Cli, UsageErrorsExitNonZero) {
   const test::CommandResult missing = gpuvp("info no_such_preset");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("presets: p100, v100"), std::string::npos) << missing.output;
+}
+
+TEST(Cli, PcieSweepReproducesSeed003TableOne) {
+  const auto run = gpuvp("pcie-sweep --bytes 1MiB");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  // 4 KiB transfers achieve Table 1's 3.2219 GB/s (less a latency on the first transfer).
+  EXPECT_NE(run.output.find("4 KiB        256     3.221 GB/s     3.222 GB/s   3.222 GB/s   3.2219 GB/s"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("pcie.errors                                0"), std::string::npos) << run.output;
+}
+
+TEST(Cli, StatsOfTwoIdenticalRunsAreByteIdentical) {
+  const auto first = std::filesystem::temp_directory_path() / "gpuvp_stats_1.json";
+  const auto second = std::filesystem::temp_directory_path() / "gpuvp_stats_2.json";
+  ASSERT_EQ(gpuvp("pcie-sweep --config p100 --stats " + first.string()).exit_code, 0);
+  ASSERT_EQ(gpuvp("pcie-sweep --config p100 --stats " + second.string()).exit_code, 0);
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string a = read(first);
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(a, read(second));
+  const auto json = nlohmann::json::parse(a);
+  EXPECT_EQ(json["run"]["groups"]["pcie"]["counters"]["errors"]["value"], 0);
+  EXPECT_EQ(json["run"]["groups"]["copy_engine"]["counters"]["bytes"]["value"], 2 * 6 * (4u << 20));
+}
+
+TEST(Cli, PcieSweepRejectsBadArguments) {
+  const auto run = gpuvp("pcie-sweep --bytes 12");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.output.find("--bytes '12': error: missing unit"), std::string::npos) << run.output;
+  EXPECT_EQ(gpuvp("pcie-sweep --bytes 1KiB").exit_code, 1);  // below the 4 KiB minimum
+  EXPECT_EQ(gpuvp("pcie-sweep --set pcie.bandwidth=0GB/s").exit_code, 1);
 }
 
 }  // namespace
