@@ -1,0 +1,244 @@
+// gpuvp device interface: the one contract between the host software (sw/driver, sw/cudart)
+// and the platform (platform/bridge, the GPU's command processor). Plain C++17 structs with
+// fixed sizes and offsets, little-endian, no pointers: both sides, and a QEMU guest, map the
+// same bytes.
+//
+// TRANSPORT (both native and QEMU guests): the platform's bridge is an ivshmem *server*
+// speaking QEMU's ivshmem server protocol (docs/specs/ivshmem-spec.rst) on a UNIX socket in a
+// private directory (mode 0700, socket 0600). Every client (a native libcudart, or QEMU's
+// ivshmem-doorbell device) is a peer; the bridge itself is peer kPlatformPeerId and owns
+// eventfds like any peer. The shared-memory fd it hands out is the region described below
+// (its size is a power of two: QEMU asserts so). Doorbells: a peer rings another peer's
+// vector by writing 1 to that peer's eventfd (QEMU guests: Doorbell register =
+// (peer_id << 16) | vector).
+//   - client -> platform, vector kVectorCommand: "a queue of my channel has new commands"
+//   - platform -> client, vector kVectorCompletion: "a completion was posted to my channel"
+// Doorbells are hints: both sides also poll (QEMU guests cannot always take interrupts), so a
+// lost doorbell costs latency, never correctness.
+//
+// REGION LAYOUT (offsets from the start of the shared region):
+//   [0, 4 KiB)                RegionHeader: magic, version, geometry, liveness, device info
+//   [channels_offset, ...)    kMaxChannels x Channel: one per connected program
+//   [window_offset, end)      DMA window: host memory the GPU may touch (pinned buffers,
+//                             memcpy staging, managed memory, module images, argument
+//                             buffers), split evenly among channels. A channel may only name
+//                             host addresses inside its own window slice.
+//
+// ADDRESSES: "host addresses" in commands are byte offsets from the start of the shared region
+// (so they mean the same in every process and in the guest). "Device addresses" are GPU
+// virtual addresses returned by kMemMap.
+//
+// ORDERING: each channel has kQueuesPerChannel command queues (CUDA streams map onto them;
+// queue 0 is the legacy default stream). A queue executes its commands in order; queues run
+// concurrently. Cross-queue ordering uses semaphores (kSemaphoreSignal / kSemaphoreWait), which
+// are 64-bit cells in the client's window slice. Every command produces exactly one
+// CompletionRecord on the channel's completion ring, in the order the commands finish.
+//
+// VALIDATION: the platform validates every field of every command. A bad command gets an
+// error completion (Status + message) and the platform keeps serving; it never trusts a
+// length, offset, index or handle from shared memory. A channel whose ring indices are
+// corrupt is put in kChannelFaulted and its client told so by completion (Status::RingCorrupt).
+//
+// TIME: the host is untimed. Simulated time advances only while a client waits on the GPU: the
+// driver says so with kHostWaiting before it blocks, and the platform reports simulated
+// timestamps in completions (for cudaEventElapsedTime).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpuvp::device {
+
+inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
+inline constexpr uint32_t kVersion = 1;
+
+inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
+inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
+inline constexpr uint32_t kVectors = 2;                // eventfds per peer
+inline constexpr uint32_t kVectorCommand = 0;          // rung on the platform by clients
+inline constexpr uint32_t kVectorCompletion = 1;       // rung on a client by the platform
+
+inline constexpr uint32_t kMaxChannels = 16;
+inline constexpr uint32_t kQueuesPerChannel = 8;
+inline constexpr uint32_t kQueueEntries = 256;       // power of two
+inline constexpr uint32_t kCompletionEntries = 1024; // power of two
+inline constexpr uint32_t kMessageBytes = 120;
+inline constexpr uint64_t kHeaderBytes = 4096;
+
+// ---------------------------------------------------------------------------------------------
+// Region header, written by the platform before it accepts clients.
+
+enum class PlatformState : uint32_t { Starting = 0, Ready = 1, Stopping = 2 };
+
+// What cudaGetDeviceProperties reports, derived by the platform from its configuration.
+struct DeviceInfo {
+  char name[64];
+  uint32_t compute_capability;       // major*10+minor
+  uint32_t sm_count;
+  uint32_t max_threads_per_sm;
+  uint32_t max_ctas_per_sm;
+  uint32_t registers_per_sm;
+  uint32_t max_threads_per_block;    // 1024
+  uint32_t warp_size;                // 32
+  uint32_t l2_bytes;
+  uint64_t shared_memory_per_sm;
+  uint64_t shared_memory_per_block;
+  uint64_t global_memory_bytes;
+  uint64_t core_clock_khz;
+  uint64_t memory_clock_khz;
+  uint32_t memory_bus_width_bits;
+  uint32_t reserved[13];
+};
+static_assert(sizeof(DeviceInfo) == 192, "DeviceInfo layout is part of the protocol");
+
+struct RegionHeader {
+  uint64_t magic;            // kMagic once the header is valid
+  uint32_t version;          // kVersion
+  uint32_t header_bytes;     // kHeaderBytes
+  uint64_t region_bytes;     // whole shared region, a power of two
+  uint64_t channels_offset;  // first Channel
+  uint64_t channel_bytes;    // sizeof(Channel)
+  uint32_t max_channels;     // kMaxChannels
+  uint32_t queues_per_channel;
+  uint64_t window_offset;       // DMA window start
+  uint64_t window_slice_bytes;  // per channel; channel i owns [window_offset + i*slice, +slice)
+  uint32_t platform_state;      // PlatformState
+  uint32_t platform_pid;
+  uint64_t heartbeat;           // incremented by the platform at least every 100 ms while alive
+  DeviceInfo device;
+  uint8_t reserved[kHeaderBytes - 80 - sizeof(DeviceInfo)];
+};
+static_assert(sizeof(RegionHeader) == kHeaderBytes, "RegionHeader is one page");
+static_assert(offsetof(RegionHeader, heartbeat) == 72, "RegionHeader layout is part of the protocol");
+static_assert(offsetof(RegionHeader, device) == 80, "RegionHeader layout is part of the protocol");
+
+// ---------------------------------------------------------------------------------------------
+// Commands: fixed 128-byte records.
+
+enum class Opcode : uint32_t {
+  Nop = 0,
+  MemMap = 1,           // a: size, b: kind (MemoryKind), c: alignment (0 = 256) -> value0: device address
+  MemUnmap = 2,         // a: device address returned by MemMap
+  Memcpy = 3,           // a: destination, b: source, c: bytes, d: direction (CopyDirection)
+  Memset = 4,           // a: device address, b: bytes, c: byte value (0..255)
+  LoadModule = 5,       // a: host address of the PTX text, b: bytes -> value0: module handle
+  UnloadModule = 6,     // a: module handle
+  GetFunction = 7,      // a: module handle, b: host address of the name, c: name bytes -> value0: function handle
+  GetSymbol = 8,        // a: module handle, b: host address of the name, c: name bytes -> value0: address, value1: size
+  Launch = 9,           // LaunchArgs in the command's body
+  Prefetch = 10,        // a: device address, b: bytes, c: destination (0 = device, 1 = host)
+  SemaphoreSignal = 11, // a: host address of a u64 cell, b: value; writes the value, then the
+                        //    simulated time (ps) to the following u64 cell
+  SemaphoreWait = 12,   // a: host address of a u64 cell, b: value; the queue stalls until cell >= value
+  HostWaiting = 13,     // the client is about to block: simulated time may advance
+  Hello = 14,           // first command of a channel: a: client pid; -> value0: channel index
+  Goodbye = 15,         // the client is leaving: the platform frees everything the channel owns
+};
+
+enum class MemoryKind : uint32_t { Device = 0, Managed = 1 };
+enum class CopyDirection : uint32_t { HostToDevice = 1, DeviceToHost = 2, DeviceToDevice = 3 };
+
+struct LaunchArgs {
+  uint64_t function;            // handle from GetFunction
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  uint32_t reserved0;
+  uint64_t args_address;        // host address of the packed parameter buffer (PTX .param layout)
+  uint64_t args_bytes;
+  uint64_t printf_address;      // host address of a buffer for the kernel's printf output (0: none)
+  uint64_t printf_bytes;        // its capacity; the completion's value0 = bytes written, value1 =
+                                // bytes dropped because the buffer was full
+};
+static_assert(sizeof(LaunchArgs) == 72, "LaunchArgs layout is part of the protocol");
+
+struct Command {
+  uint32_t opcode;     // Opcode
+  uint32_t flags;      // 0
+  uint64_t sequence;   // chosen by the client, echoed in the completion
+  union {
+    struct {
+      uint64_t a, b, c, d;
+    } generic;
+    LaunchArgs launch;
+    uint8_t raw[112];
+  } body;
+};
+static_assert(sizeof(Command) == 128, "Command is one 128-byte record");
+
+// ---------------------------------------------------------------------------------------------
+// Completions.
+
+enum class Status : uint32_t {
+  Ok = 0,
+  InvalidCommand = 1,        // unknown opcode, bad flags, bad enum value
+  InvalidHandle = 2,         // module/function handle not owned by this channel
+  InvalidAddress = 3,        // host address outside the channel's window slice, or device
+                             // range not mapped by this channel
+  OutOfMemory = 4,
+  InvalidLaunch = 5,         // illegal grid/block/shared-memory configuration
+  IllegalAddress = 6,        // a kernel accessed memory it must not (the message says where)
+  KernelTrap = 7,            // trap or __assertfail in a kernel
+  ModuleLoadFailed = 8,      // malformed or unsupported PTX (message: file:line:col: ...)
+  NotSupported = 9,
+  RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
+  ChannelUnavailable = 11,   // no free channel / channel not claimed
+};
+
+struct CompletionRecord {
+  uint64_t sequence;       // the command's sequence
+  uint32_t queue;          // which queue it came from
+  uint32_t status;         // Status
+  uint64_t value0;
+  uint64_t value1;
+  uint64_t simulated_ps;   // simulated time at completion
+  char message[kMessageBytes];  // NUL-terminated human message for errors
+};
+static_assert(sizeof(CompletionRecord) == 160, "CompletionRecord layout is part of the protocol");
+
+// ---------------------------------------------------------------------------------------------
+// Rings. Single producer, single consumer, free-running 32-bit indices (entry = index % N).
+// A command queue: the client produces (writes the entry, then a release-store of `tail`), the
+// platform consumes (acquire-load of `tail`, executes, release-store of `head`). The completion
+// ring is the reverse. Indices live on their own cache lines.
+
+struct alignas(64) RingIndex {
+  uint32_t value;
+  uint8_t pad[60];
+};
+static_assert(sizeof(RingIndex) == 64, "one cache line per index");
+
+struct CommandQueue {
+  RingIndex tail;   // written by the client
+  RingIndex head;   // written by the platform
+  Command entries[kQueueEntries];
+};
+
+struct CompletionRing {
+  RingIndex tail;   // written by the platform
+  RingIndex head;   // written by the client
+  CompletionRecord entries[kCompletionEntries];
+};
+
+enum class ChannelState : uint32_t { Free = 0, Claimed = 1, Active = 2, Faulted = 3 };
+
+struct alignas(64) ChannelControl {
+  uint32_t state;       // ChannelState; a client claims a Free channel by compare-and-swap to Claimed
+  uint32_t owner_peer;  // ivshmem peer id of the owner (the platform checks it against doorbells)
+  uint32_t owner_pid;
+  uint32_t generation;  // incremented by the platform each time the channel is freed
+  uint8_t pad[48];
+};
+static_assert(sizeof(ChannelControl) == 64, "ChannelControl is one cache line");
+
+struct Channel {
+  ChannelControl control;
+  CompletionRing completions;
+  CommandQueue queues[kQueuesPerChannel];
+};
+
+// Bytes of the shared region gpuvp creates by default (a power of two, as QEMU requires). The
+// region is a memfd: only pages that are touched take memory.
+inline constexpr uint64_t kDefaultRegionBytes = uint64_t{1} << 30;
+
+}  // namespace gpuvp::device
