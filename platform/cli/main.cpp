@@ -1,7 +1,10 @@
 // gpuvp: the command line of the GPU virtual platform.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -36,7 +39,11 @@ struct ConfigOptions {
   }
 
   gpuvp::config::Config load(const gpuvp::config::ConfigLoader& loader) const {
-    return loader.load(config.empty() ? kDefaultPreset : config, overrides);
+    const std::string name = config.empty() ? kDefaultPreset : config;
+    auto resolved = loader.load(name, overrides);
+    spdlog::info("configuration {} from {} with {} override(s)", name, loader.resolve(name).string(),
+                 overrides.size());
+    return resolved;
   }
 };
 
@@ -80,7 +87,11 @@ int run_sweep(const gpuvp::config::Config& config, const gpuvp::PlatformParams& 
   std::vector<uint64_t> sizes;
   for (uint64_t size = 4096; size <= std::min<uint64_t>(bytes, 4u << 20); size *= 4) sizes.push_back(size);
 
+  const auto wall_start = std::chrono::steady_clock::now();
   const auto result = gpuvp::run_pcie_sweep(params, sizes, bytes);
+  spdlog::info("pcie-sweep: {} transfer sizes, {:.3f} ms simulated in {:.3f} s of wall time", sizes.size(),
+               static_cast<double>(result.simulated_ps) * 1e-9,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
   std::cout << "PCIe copy-engine sweep on " << config.source() << ": "
             << gpuvp::config::format_quantity(static_cast<double>(bytes), gpuvp::config::Dimension::Size)
             << " per size and direction, latency "
@@ -129,6 +140,10 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuvp: a SystemC/TLM-2.0 virtual platform of a GPU with unified virtual memory"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpuvp 0.1.0");
+  std::string log_level = "warning";
+  app.add_option("--log-level", log_level, "log to stderr from this level on")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error", "off"}))
+      ->capture_default_str();
 
   const gpuvp::config::KnobRegistry registry = gpuvp::build_knob_registry();
   const gpuvp::config::ConfigLoader loader(registry, gpuvp::config::default_preset_dirs());
@@ -176,6 +191,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+
+  // Logs go to stderr so that stdout stays the command's own output.
+  spdlog::set_default_logger(spdlog::stderr_color_st("gpuvp"));
+  spdlog::set_level(spdlog::level::from_str(log_level == "warning" ? "warn" : log_level));
 
   try {
     if (*list) {

@@ -93,6 +93,15 @@ TEST(Cli, HelpWorksEverywhere) {
   }
 }
 
+TEST(Cli, LogLevelSendsDiagnosticsToStderrOnly) {
+  const auto quiet = test::run_command("(" + std::string(GPUVP_BINARY) + " info v100 2>/dev/null)");
+  const auto logged = test::run_command("(" + std::string(GPUVP_BINARY) + " --log-level info info v100 2>/dev/null)");
+  EXPECT_EQ(quiet.output, logged.output);  // stdout unchanged
+  const auto with_stderr = gpuvp("--log-level info info v100");
+  EXPECT_NE(with_stderr.output.find("configuration v100 from "), std::string::npos) << with_stderr.output;
+  EXPECT_NE(gpuvp("--log-level loud info").exit_code, 0);
+}
+
 TEST(Cli, UsageErrorsExitNonZero) {
   EXPECT_NE(gpuvp("").exit_code, 0);
   EXPECT_NE(gpuvp("frobnicate").exit_code, 0);
