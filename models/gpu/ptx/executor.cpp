@@ -273,6 +273,11 @@ class LaunchRun {
       pending.pop_back();
       for (const auto& inst : program_.functions[f].body) {
         if (inst.opcode != Opcode::kCall) continue;
+        if (inst.operands[0].kind == OperandKind::kRegister) {  // indirect: any function may be the target
+          std::fill(reachable.begin(), reachable.end(), true);
+          pending.clear();
+          break;
+        }
         const uint32_t callee = inst.operands[0].index;
         if (!reachable[callee]) {
           reachable[callee] = true;
@@ -1149,6 +1154,8 @@ class LaunchRun {
   void exec_alu(Context& c, const Instruction& inst, uint32_t mask);
   void exec_float_special(Context& c, const Instruction& inst, uint32_t mask);
   void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
+  void exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
+  void enter_function(Context& c, const Instruction& inst, uint32_t lanes, uint32_t callee_index);
   void exec_ret(Context& c, uint32_t exec, uint32_t active);
   void exit_lanes(Warp& warp, uint32_t lanes);
   void arrive_at_barrier(Context& c, const Instruction& inst, uint32_t exec, bool wait);
@@ -1320,6 +1327,10 @@ void LaunchRun::exec_ret(Context& c, uint32_t exec, uint32_t active) {
 void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active) {
   Warp& warp = c.warp;
   const uint64_t key = warp.current_key;
+  if (inst.operands[0].kind == OperandKind::kRegister) {
+    exec_indirect_call(c, inst, exec, active);
+    return;
+  }
   const uint32_t callee_index = inst.operands[0].index;
   const ir::Function& callee = program_.functions[callee_index];
   if (callee.external != ir::Function::External::kNone) {
@@ -1330,9 +1341,50 @@ void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, ui
     advance(warp);
     return;
   }
+  enter_function(c, inst, exec, callee_index);
+  for_lanes(active & ~exec, [&](int lane) { warp.keys[lane] = key + 1; });
+  warp.current_mask = 0;
+  reschedule(warp);
+}
+
+// Lanes may call different functions through a pointer: each lane enters its own target.
+void LaunchRun::exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active) {
+  Warp& warp = c.warp;
+  const uint64_t key = warp.current_key;
+  const uint64_t* targets = row(c, inst.operands[0].index);
+  uint32_t remaining = exec;
+  while (remaining) {
+    const uint64_t target = targets[__builtin_ctz(remaining)];
+    uint32_t same = 0;
+    for_lanes(remaining, [&](int lane) { same |= static_cast<uint32_t>(targets[lane] == target) << lane; });
+    const uint64_t offset = target - ir::kFunctionAddressBase;
+    const uint64_t index = offset / ir::kFunctionAddressStride;
+    const int lane0 = __builtin_ctz(same);
+    if (target < ir::kFunctionAddressBase || offset % ir::kFunctionAddressStride != 0 || index >= program_.functions.size()) {
+      fault(warp, lane0, LaunchStatus::kIllegalAddress, "indirect call to " + hex(target) + ", which is not a function");
+    }
+    const ir::Function& callee = program_.functions[index];
+    if (!callee.is_defined || callee.is_kernel || callee.params.size() != inst.operands[2].count ||
+        callee.returns.size() != inst.operands[1].count) {
+      fault(warp, lane0, LaunchStatus::kInvalidInstruction, "indirect call to '" + callee.name + "' does not match the call's prototype");
+    }
+    enter_function(c, inst, same, static_cast<uint32_t>(index));
+    remaining &= ~same;
+  }
+  for_lanes(active & ~exec, [&](int lane) { warp.keys[lane] = key + 1; });
+  warp.current_mask = 0;
+  reschedule(warp);
+}
+
+// Pushes a frame for each lane of `lanes`: arguments copied into the callee's frame, the
+// callee's registers saved (recursion), the lane's key moved to the callee's entry.
+void LaunchRun::enter_function(Context& c, const Instruction& inst, uint32_t lanes, uint32_t callee_index) {
+  Warp& warp = c.warp;
+  const uint64_t key = warp.current_key;
+  const ir::Function& callee = program_.functions[callee_index];
   const uint32_t depth = key_depth(key);
   const Operand& args = inst.operands[2];
-  for_lanes(exec, [&](int lane) {
+  for_lanes(lanes, [&](int lane) {
     if (depth + 1 >= kMaxCallDepth) fault(warp, lane, LaunchStatus::kIllegalAddress, "call stack overflow (depth " + std::to_string(depth + 1) + ")");
     auto& local = warp.local[lane];
     const uint32_t caller_base = warp.frame_base[lane];
@@ -1360,9 +1412,6 @@ void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, ui
     warp.frame_base[lane] = new_base;
     warp.keys[lane] = make_key(depth + 1, callee_index, 0);
   });
-  for_lanes(active & ~exec, [&](int lane) { warp.keys[lane] = key + 1; });
-  warp.current_mask = 0;
-  reschedule(warp);
 }
 
 void LaunchRun::arrive_at_barrier(Context& c, const Instruction& inst, uint32_t exec, bool wait) {

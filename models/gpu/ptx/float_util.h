@@ -154,7 +154,150 @@ inline float f32_op(ExactOp op, float a, float b, float c, ir::Rounding rounding
   return round_to_f32(hi, lo, rounding);
 }
 
+__extension__ typedef unsigned __int128 ExactInt;
+
+// fma(a, b, c) with a*b == 0: exactly c, or the signed zero sum of (+-0) + c.
+inline double f64_exact_sum_of_zero_product(double a, double b, double c, ir::Rounding rounding) {
+  if (c != 0) return c;
+  const double product = (std::signbit(a) != std::signbit(b)) ? -0.0 : 0.0;
+  if (std::signbit(product) == std::signbit(c)) return c;
+  return rounding == ir::Rounding::kRm ? -0.0 : 0.0;
+}
+
+inline int bit_length(ExactInt m) {
+  const uint64_t high = static_cast<uint64_t>(m >> 64);
+  if (high) return 128 - __builtin_clzll(high);
+  const uint64_t low = static_cast<uint64_t>(m);
+  return low ? 64 - __builtin_clzll(low) : 0;
+}
+
+// Rounds (-1)^negative * (m + f) * 2^e to double, where 0 <= f < 1 and `sticky` says f > 0.
+// Handles the subnormal range and overflow, so it is exact where the error-free
+// transformations in double are not (results near or below 2^-1022).
+inline double round_exact_to_f64(bool negative, ExactInt m, int e, bool sticky, ir::Rounding rounding) {
+  if (m == 0 && !sticky) return negative ? -0.0 : 0.0;
+  if (m == 0) {  // only a fraction of a unit: make it a sticky bit one position lower
+    m = 1;
+    e -= 1;
+  }
+  const int bits = bit_length(m);
+  const int exponent = e + bits - 1;
+  const int lsb = exponent >= -1022 ? exponent - 52 : -1074;  // weight of the last kept bit
+  const int shift = lsb - e;
+  ExactInt kept;
+  bool round_bit, rest;
+  if (shift <= 0) {
+    kept = m << (-shift);
+    round_bit = false;
+    rest = sticky;
+  } else if (shift > 128) {
+    kept = 0;
+    round_bit = false;
+    rest = true;
+  } else if (shift == 128) {
+    kept = 0;
+    round_bit = (m >> 127) & 1;
+    rest = (m & ((ExactInt{1} << 127) - 1)) != 0 || sticky;
+  } else {
+    kept = m >> shift;
+    round_bit = (m >> (shift - 1)) & 1;
+    rest = (m & ((ExactInt{1} << (shift - 1)) - 1)) != 0 || sticky;
+  }
+  const bool inexact = round_bit || rest;
+  bool up;
+  switch (rounding) {
+    case ir::Rounding::kRz: up = false; break;
+    case ir::Rounding::kRp: up = inexact && !negative; break;
+    case ir::Rounding::kRm: up = inexact && negative; break;
+    default: up = round_bit && (rest || (kept & 1)); break;
+  }
+  if (up) kept += 1;
+  double result = std::ldexp(static_cast<double>(static_cast<uint64_t>(kept)), lsb);
+  if (std::isinf(result)) {
+    const bool away = rounding == ir::Rounding::kRn || rounding == ir::Rounding::kDefault ||
+                      (rounding == ir::Rounding::kRp && !negative) || (rounding == ir::Rounding::kRm && negative);
+    if (!away) result = std::numeric_limits<double>::max();
+  }
+  return negative ? -result : result;
+}
+
+// x = m * 2^e with m a 53-bit integer (x finite, nonzero).
+inline void decompose(double x, uint64_t& m, int& e) {
+  int exponent;
+  const double fraction = std::frexp(std::fabs(x), &exponent);
+  m = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  e = exponent - 53;
+}
+
+// Exact f64 multiply, divide and fused multiply-add with any rounding (finite operands).
+inline double exact_f64(ExactOp op, double a, double b, double c, ir::Rounding rounding) {
+  const bool negative_ab = std::signbit(a) != std::signbit(b);
+  if (op == ExactOp::kMul || (op == ExactOp::kFma && (a == 0 || b == 0))) {
+    if (op == ExactOp::kFma) return f64_exact_sum_of_zero_product(a, b, c, rounding);
+    if (a == 0 || b == 0) return negative_ab ? -0.0 : 0.0;
+    uint64_t ma, mb;
+    int ea, eb;
+    decompose(a, ma, ea);
+    decompose(b, mb, eb);
+    return round_exact_to_f64(negative_ab, static_cast<ExactInt>(ma) * mb, ea + eb, false, rounding);
+  }
+  if (op == ExactOp::kDiv) {
+    if (a == 0) return negative_ab ? -0.0 : 0.0;
+    uint64_t ma, mb;
+    int ea, eb;
+    decompose(a, ma, ea);
+    decompose(b, mb, eb);
+    const ExactInt numerator = static_cast<ExactInt>(ma) << 74;
+    const ExactInt quotient = numerator / mb;
+    const bool sticky = numerator % mb != 0;
+    return round_exact_to_f64(negative_ab, quotient, ea - eb - 74, sticky, rounding);
+  }
+  // fma: a*b exactly as X or Y, c as the other; align to the larger and add.
+  uint64_t ma, mb, mc = 0;
+  int ea, eb, ec = 0;
+  decompose(a, ma, ea);
+  decompose(b, mb, eb);
+  ExactInt product = static_cast<ExactInt>(ma) * mb;
+  int ep = ea + eb;
+  if (c == 0) return round_exact_to_f64(negative_ab, product, ep, false, rounding);
+  decompose(c, mc, ec);
+  bool x_negative = negative_ab, y_negative = std::signbit(c);
+  ExactInt x = product, y = mc;
+  int ex = ep, ey = ec;
+  if (ey + bit_length(y) > ex + bit_length(x)) {
+    std::swap(x, y);
+    std::swap(ex, ey);
+    std::swap(x_negative, y_negative);
+  }
+  const int widen = 125 - bit_length(x);  // x gets 125 bits of headroom
+  x <<= widen;
+  ex -= widen;
+  bool fraction = false;
+  ExactInt y_aligned;
+  if (ey >= ex) {
+    y_aligned = y << (ey - ex);
+  } else if (ex - ey >= 128) {
+    y_aligned = 0;
+    fraction = true;
+  } else {
+    const int drop = ex - ey;
+    y_aligned = y >> drop;
+    fraction = (y & ((ExactInt{1} << drop) - 1)) != 0;
+  }
+  if (x_negative == y_negative) return round_exact_to_f64(x_negative, x + y_aligned, ex, fraction, rounding);
+  if (x > y_aligned || (x == y_aligned && !fraction)) {
+    if (x == y_aligned) return rounding == ir::Rounding::kRm ? -0.0 : 0.0;
+    return round_exact_to_f64(x_negative, x - y_aligned - (fraction ? 1 : 0), ex, fraction, rounding);
+  }
+  return round_exact_to_f64(y_negative, y_aligned - x, ex, fraction, rounding);
+}
+
 inline double f64_op(ExactOp op, double a, double b, double c, ir::Rounding rounding) {
+  const bool directed = rounding == ir::Rounding::kRz || rounding == ir::Rounding::kRm || rounding == ir::Rounding::kRp;
+  if (directed && (op == ExactOp::kMul || op == ExactOp::kDiv || op == ExactOp::kFma) && std::isfinite(a) &&
+      std::isfinite(b) && std::isfinite(c) && !(op == ExactOp::kDiv && b == 0)) {
+    return exact_f64(op, a, b, c, rounding);
+  }
   double hi, lo;
   exact_double(op, a, b, c, hi, lo);
   if (hi == 0 && lo == 0 && negative_zero_sum(op, a, b, c, rounding)) return -0.0;

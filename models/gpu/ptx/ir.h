@@ -44,6 +44,11 @@ constexpr bool is_float(Type t) {
 
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kConst, kParam };
 
+// Device-function "addresses" (mov.u64 %rd, func) live in their own window so an indirect
+// call can map them back to a function index; they are never dereferenced.
+constexpr uint64_t kFunctionAddressBase = 0x0004'0000'0000'0000ULL;
+constexpr uint64_t kFunctionAddressStride = 16;
+
 enum class Opcode : uint16_t {
   kInvalid,
   // integer and shared integer/float arithmetic

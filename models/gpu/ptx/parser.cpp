@@ -1359,7 +1359,9 @@ class Parser {
             op.value = e->offset + raw.offset;
             return op;
           case Entity::Kind::kFunction:
-            fail(*raw.token, "function address '" + std::string(raw.name) + "' used as a value (indirect calls are not supported)");
+            op.kind = OperandKind::kImmediate;
+            op.value = static_cast<int64_t>(kFunctionAddressBase + kFunctionAddressStride * e->index + static_cast<uint64_t>(raw.offset));
+            return op;
         }
         break;
       }
@@ -1792,10 +1794,24 @@ class Parser {
     const RawOperand& callee = raw[i++];
     const Entity* e = lookup(callee.name);
     if (e == nullptr) fail(*callee.token, "call to undeclared function '" + std::string(callee.name) + "'");
-    if (e->kind != Entity::Kind::kFunction) fail(*callee.token, "indirect calls are not supported ('" + std::string(callee.name) + "' is not a function)");
     Operand args;
     args.kind = OperandKind::kNone;
     if (i < raw.size() && raw[i].kind == RawOperand::Kind::kList) args = call_list(raw[i++]);
+    if (e->kind == Entity::Kind::kRegister) {
+      // Indirect call through a function address: call (r), %rd, (args), prototype;
+      // the target is checked against the argument counts when the call executes.
+      if (i < raw.size() && raw[i].kind == RawOperand::Kind::kName) ++i;  // the .callprototype label
+      if (i != raw.size()) fail(*raw[i].token, "unexpected operand in call");
+      Operand target;
+      target.kind = OperandKind::kRegister;
+      target.index = e->index;
+      inst.operands[0] = target;
+      inst.operands[1] = returns;
+      inst.operands[2] = args;
+      inst.operand_count = 3;
+      return;
+    }
+    if (e->kind != Entity::Kind::kFunction) fail(*callee.token, "'" + std::string(callee.name) + "' is not a function");
     if (i != raw.size()) fail(*raw[i].token, "unexpected operand in call");
     const Function& f = program_.functions[e->index];
     if (returns.count != f.returns.size()) fail(*callee.token, "call to '" + f.name + "' passes " + std::to_string(returns.count) + " return values, expected " + std::to_string(f.returns.size()));
