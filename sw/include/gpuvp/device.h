@@ -123,17 +123,44 @@ enum class Opcode : uint32_t {
   Memset = 4,           // a: device address, b: bytes, c: byte value (0..255)
   LoadModule = 5,       // a: host address of the PTX text, b: bytes -> value0: module handle
   UnloadModule = 6,     // a: module handle
-  GetFunction = 7,      // a: module handle, b: host address of the name, c: name bytes -> value0: function handle
+  GetFunction = 7,      // a: module handle, b: host address of the name, c: name bytes,
+                        // d: host address of a kParamLayoutBytes buffer that receives one
+                        //    ParamLayout per kernel parameter (0: none)
+                        // -> value0: function handle, value1: (parameter count << 32) | parameter bytes
   GetSymbol = 8,        // a: module handle, b: host address of the name, c: name bytes -> value0: address, value1: size
   Launch = 9,           // LaunchArgs in the command's body
   Prefetch = 10,        // a: device address, b: bytes, c: destination (0 = device, 1 = host)
   SemaphoreSignal = 11, // a: host address of a u64 cell, b: value; writes the value, then the
                         //    simulated time (ps) to the following u64 cell
   SemaphoreWait = 12,   // a: host address of a u64 cell, b: value; the queue stalls until cell >= value
-  HostWaiting = 13,     // the client is about to block: simulated time may advance
-  Hello = 14,           // first command of a channel: a: client pid; -> value0: channel index
+  HostWaiting = 13,     // the client is about to block: simulated time may advance.
+                        // a: host address of a u64 cell (0: none), b: value. The client blocks
+                        // until cell >= value (a = 0: until every command it queued before this
+                        // one has completed). Taken OUT OF QUEUE ORDER: the platform honours it as
+                        // soon as it sees it, on any queue, lets simulated time advance while the
+                        // condition does not hold, and posts this command's completion when it
+                        // holds (so the completion is a valid wake-up). Simulated time stands
+                        // still while no client of the platform is waiting.
+  Hello = 14,           // first command of a channel: a: client pid; -> value0: channel index.
+                        // Turns a Claimed channel Active; anything else on a Claimed channel
+                        // gets ChannelUnavailable.
   Goodbye = 15,         // the client is leaving: the platform frees everything the channel owns
+                        // and posts the completion; once the client has consumed it (completion
+                        // head == tail), or its peer disconnects, the channel becomes Free again
+                        // (all ring indices 0, generation + 1).
 };
+
+// GetFunction's optional parameter layout: where each kernel parameter lies in the packed
+// argument buffer that Launch takes (LaunchArgs::args_address, args_bytes == parameter bytes).
+struct ParamLayout {
+  uint32_t offset;  // byte offset in the argument buffer
+  uint32_t size;    // bytes
+};
+static_assert(sizeof(ParamLayout) == 8, "ParamLayout layout is part of the protocol");
+inline constexpr uint64_t kParamLayoutBytes = 4096;  // room for 512 parameters
+
+// Environment variable through which `gpuvp run` / `gpuvp serve` tell programs the socket path.
+inline constexpr const char* kSocketEnvironmentVariable = "GPUVP_SOCKET";
 
 enum class MemoryKind : uint32_t { Device = 0, Managed = 1 };
 enum class CopyDirection : uint32_t { HostToDevice = 1, DeviceToHost = 2, DeviceToDevice = 3 };
@@ -220,6 +247,10 @@ struct CompletionRing {
   CompletionRecord entries[kCompletionEntries];
 };
 
+// A Free channel has every ring index at 0. A client claims one (CAS Free -> Claimed), fills
+// owner_peer and owner_pid, then queues Hello on queue 0. The platform frees a channel when its
+// owner's peer disconnects (even mid-kernel: running work is cancelled, device memory and modules
+// are released), after Goodbye, or when a Claimed channel names a peer that is not connected.
 enum class ChannelState : uint32_t { Free = 0, Claimed = 1, Active = 2, Faulted = 3 };
 
 struct alignas(64) ChannelControl {
