@@ -68,7 +68,7 @@ class Check {
       line << compared_ << " values match";
       if (max_relative_error_ > 0.0) line << " (max rel err " << max_relative_error_ << ")";
     } else {
-      line << failures_ << " of " << compared_ << " values differ, first: " << first_failure_;
+      line << failures_ << " of " << compared_ << " values differ, first: " << first_failures_;
     }
     return {passed(), line.str()};
   }
@@ -85,16 +85,17 @@ class Check {
 
   template <typename T>
   void mismatch(const std::string& label, std::size_t index, T got, T want) {
-    if (failures_ == 0) {
+    if (failures_ < kReportedFailures) {
       std::ostringstream message;
       message.precision(17);
       message << label << "[" << index << "] = " << printable(got) << ", expected " << printable(want);
-      first_failure_ = message.str();
+      record_failure(message.str());
+    } else {
+      ++failures_;
     }
-    ++failures_;
   }
   void record_failure(const std::string& message) {
-    if (failures_ == 0) first_failure_ = message;
+    if (failures_ < kReportedFailures) first_failures_ += (failures_ == 0 ? "" : "; ") + message;
     ++failures_;
   }
   // Print bytes as numbers, not characters.
@@ -107,10 +108,11 @@ class Check {
     }
   }
 
+  static constexpr std::size_t kReportedFailures = 3;  // enough to see a pattern, short enough for one line
   std::size_t compared_ = 0;
   std::size_t failures_ = 0;
   double max_relative_error_ = 0.0;
-  std::string first_failure_;
+  std::string first_failures_;
 };
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }

@@ -29,6 +29,8 @@
   X(histogram)                 \
   X(bit_ops)                   \
   X(atomics)                   \
+  X(float_rounding)            \
+  X(half_precision)            \
   X(transpose)                 \
   X(nbody)                     \
   X(recursion)                 \

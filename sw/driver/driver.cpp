@@ -1,0 +1,256 @@
+#include "sw/driver/driver.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace gpuvp::driver {
+namespace {
+
+namespace dev = gpuvp::device;
+using Clock = std::chrono::steady_clock;
+
+template <typename T>
+T load_acquire(const T& cell) {
+  return __atomic_load_n(&cell, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void store_release(T& cell, T value) {
+  __atomic_store_n(&cell, value, __ATOMIC_RELEASE);
+}
+
+}  // namespace
+
+Driver::Driver(std::unique_ptr<Transport> transport, const DriverOptions& options)
+    : transport_(std::move(transport)), options_(options) {}
+
+std::unique_ptr<Driver> Driver::open(std::unique_ptr<Transport> transport, const DriverOptions& options,
+                                     std::string* error) {
+  if (transport == nullptr) {
+    if (error != nullptr) *error = "no transport";
+    return nullptr;
+  }
+  std::unique_ptr<Driver> driver(new Driver(std::move(transport), options));
+  if (!driver->claim(error)) return nullptr;
+  dev::Command hello{};
+  hello.opcode = static_cast<uint32_t>(dev::Opcode::Hello);
+  hello.body.generic.a = static_cast<uint64_t>(::getpid());
+  const Completion done = driver->wait(driver->submit(0, hello), options.control_timeout);
+  if (!done.ok()) {
+    if (error != nullptr) {
+      *error = done.lost ? "the gpuvp platform is unavailable: " + driver->lost_reason_
+                         : "the gpuvp platform refused the channel: " + done.message;
+    }
+    return nullptr;
+  }
+  if (done.value0 != driver->channel_index_) {
+    if (error != nullptr) *error = "the platform acknowledged a different channel";
+    return nullptr;
+  }
+  return driver;
+}
+
+Driver::~Driver() {
+  if (!claimed_) return;
+  if (!lost_ && alive()) {
+    dev::Command goodbye{};
+    goodbye.opcode = static_cast<uint32_t>(dev::Opcode::Goodbye);
+    wait(submit(0, goodbye), options_.control_timeout);
+  }
+}
+
+dev::Channel& Driver::channel() const {
+  const auto& h = header();
+  return *reinterpret_cast<dev::Channel*>(transport_->region() + h.channels_offset + h.channel_bytes * channel_index_);
+}
+
+bool Driver::claim(std::string* error) {
+  const dev::RegionHeader& h = header();
+  const uint64_t region = transport_->region_bytes();
+  auto fail = [&](std::string message) {
+    if (error != nullptr) *error = std::move(message);
+    return false;
+  };
+  if (load_acquire(h.platform_state) != static_cast<uint32_t>(dev::PlatformState::Ready)) {
+    return fail("the gpuvp platform is not ready");
+  }
+  if (h.channel_bytes < sizeof(dev::Channel) || h.max_channels == 0 || h.max_channels > dev::kMaxChannels ||
+      h.queues_per_channel != dev::kQueuesPerChannel || h.channels_offset + h.channel_bytes * h.max_channels > region ||
+      h.window_offset + h.window_slice_bytes * h.max_channels > region) {
+    return fail("the region header's geometry is inconsistent");
+  }
+  last_heartbeat_ = load_acquire(h.heartbeat);
+  heartbeat_seen_ = Clock::now();
+  for (uint32_t i = 0; i < h.max_channels; ++i) {
+    auto* control = reinterpret_cast<dev::ChannelControl*>(transport_->region() + h.channels_offset + h.channel_bytes * i);
+    uint32_t expected = static_cast<uint32_t>(dev::ChannelState::Free);
+    if (__atomic_compare_exchange_n(&control->state, &expected, static_cast<uint32_t>(dev::ChannelState::Claimed),
+                                    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      channel_index_ = i;
+      claimed_ = true;
+      store_release(control->owner_peer, transport_->peer_id());
+      store_release(control->owner_pid, static_cast<uint32_t>(::getpid()));
+      break;
+    }
+  }
+  if (!claimed_) return fail("all " + std::to_string(h.max_channels) + " channels of the gpuvp platform are in use");
+  dev::Channel& ch = channel();
+  for (uint32_t q = 0; q < kQueues; ++q) queue_tail_[q] = load_acquire(ch.queues[q].tail.value);
+  completion_head_ = load_acquire(ch.completions.head.value);
+  window_base_ = h.window_offset + h.window_slice_bytes * channel_index_;
+  window_ = WindowAllocator(h.window_slice_bytes);
+  return true;
+}
+
+std::optional<uint64_t> Driver::allocate(uint64_t bytes, uint64_t align) {
+  const auto offset = window_.allocate(bytes, align);
+  if (!offset) return std::nullopt;
+  return window_base_ + *offset;
+}
+
+bool Driver::release(uint64_t host_address) {
+  if (host_address < window_base_) return false;
+  return window_.release(host_address - window_base_);
+}
+
+std::optional<uint64_t> Driver::host_address(const void* p, uint64_t bytes) const {
+  const auto* byte = static_cast<const uint8_t*>(p);
+  const uint8_t* begin = transport_->region() + window_base_;
+  const uint8_t* end = begin + window_.capacity();
+  if (byte < begin || byte >= end || bytes > static_cast<uint64_t>(end - byte)) return std::nullopt;
+  return window_base_ + static_cast<uint64_t>(byte - begin);
+}
+
+void Driver::mark_lost(std::string reason) {
+  if (lost_) return;
+  lost_ = true;
+  lost_reason_ = std::move(reason);
+}
+
+bool Driver::alive() {
+  if (lost_) return false;
+  if (!transport_->platform_connected()) {
+    mark_lost("the platform closed its connection");
+    return false;
+  }
+  const dev::RegionHeader& h = header();
+  if (load_acquire(h.platform_state) == static_cast<uint32_t>(dev::PlatformState::Stopping)) {
+    mark_lost("the platform is stopping");
+    return false;
+  }
+  if (load_acquire(channel().control.state) == static_cast<uint32_t>(dev::ChannelState::Faulted)) {
+    mark_lost("the platform faulted this channel");
+    return false;
+  }
+  const uint64_t beat = load_acquire(h.heartbeat);
+  const auto now = Clock::now();
+  if (beat != last_heartbeat_) {
+    last_heartbeat_ = beat;
+    heartbeat_seen_ = now;
+  } else if (now - heartbeat_seen_ > options_.heartbeat_timeout) {
+    mark_lost("the platform's heartbeat stopped");
+    return false;
+  }
+  return true;
+}
+
+Completion Driver::lost_completion(uint64_t sequence) const {
+  Completion c;
+  c.sequence = sequence;
+  c.lost = true;
+  c.status = dev::Status::ChannelUnavailable;
+  c.message = lost_reason_.empty() ? "the gpuvp platform is unavailable" : lost_reason_;
+  return c;
+}
+
+void Driver::drain() {
+  if (!claimed_) return;
+  dev::CompletionRing& ring = channel().completions;
+  const uint32_t tail = load_acquire(ring.tail.value);
+  if (tail - completion_head_ > dev::kCompletionEntries) {
+    mark_lost("the completion ring's indices are corrupt");
+    return;
+  }
+  while (completion_head_ != tail) {
+    const dev::CompletionRecord& record = ring.entries[completion_head_ % dev::kCompletionEntries];
+    Completion c;
+    c.sequence = record.sequence;
+    c.queue = record.queue;
+    c.status = static_cast<dev::Status>(record.status);
+    c.value0 = record.value0;
+    c.value1 = record.value1;
+    c.simulated_ps = record.simulated_ps;
+    c.message.assign(record.message, strnlen(record.message, sizeof record.message));
+    ++completion_head_;
+    if (ignored_.erase(c.sequence) == 0) done_[c.sequence] = std::move(c);
+  }
+  store_release(ring.head.value, completion_head_);
+}
+
+uint64_t Driver::submit(uint32_t queue, dev::Command command) {
+  if (queue >= kQueues || lost_) return 0;
+  dev::CommandQueue& q = channel().queues[queue];
+  // Wait for room: the platform advances head as it consumes.
+  while (queue_tail_[queue] - load_acquire(q.head.value) >= dev::kQueueEntries) {
+    drain();
+    if (!alive()) return 0;
+    transport_->wait_for_doorbell(options_.poll_interval);
+  }
+  command.sequence = next_sequence_++;
+  std::memcpy(&q.entries[queue_tail_[queue] % dev::kQueueEntries], &command, sizeof command);
+  ++queue_tail_[queue];
+  store_release(q.tail.value, queue_tail_[queue]);
+  if (!transport_->ring_platform()) {
+    mark_lost("the platform closed its connection");
+  }
+  return command.sequence;
+}
+
+bool Driver::completed(uint64_t sequence) {
+  drain();
+  return done_.count(sequence) != 0 || lost_;
+}
+
+std::optional<Completion> Driver::take(uint64_t sequence) {
+  drain();
+  const auto it = done_.find(sequence);
+  if (it == done_.end()) {
+    if (lost_ || sequence == 0) return lost_completion(sequence);
+    return std::nullopt;
+  }
+  Completion c = std::move(it->second);
+  done_.erase(it);
+  return c;
+}
+
+bool Driver::send_host_waiting() {
+  dev::Command waiting{};
+  waiting.opcode = static_cast<uint32_t>(dev::Opcode::HostWaiting);
+  const uint64_t sequence = submit(0, waiting);
+  if (sequence == 0) return false;
+  ignored_[sequence] = true;
+  return true;
+}
+
+Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {
+  if (sequence == 0) return lost_completion(0);
+  if (auto done = take(sequence); done) return *done;
+  const auto start = Clock::now();
+  send_host_waiting();
+  for (;;) {
+    if (auto done = take(sequence); done) return *done;
+    if (!alive()) return lost_completion(sequence);
+    if (timeout != std::chrono::milliseconds::max() && Clock::now() - start > timeout) {
+      mark_lost("the platform did not answer within " + std::to_string(timeout.count()) + " ms");
+      return lost_completion(sequence);
+    }
+    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
+      drain();
+      if (auto done = take(sequence); done && !done->lost) return *done;
+      mark_lost("the platform closed its connection");
+      return lost_completion(sequence);
+    }
+  }
+}
+
+}  // namespace gpuvp::driver

@@ -1,0 +1,115 @@
+// The gpuvp user-space driver: one channel of the device (sw/include/gpuvp/device.h) over a
+// Transport. Claims a free channel, says Hello, submits commands to the channel's queues,
+// collects completions by sequence, hands out memory of the channel's DMA-window slice, and
+// notices a dead platform (transport closed, heartbeat stalled, platform stopping) within a
+// bounded time so that no caller blocks forever.
+//
+// Not thread-safe: the runtime serializes calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gpuvp/device.h"
+#include "sw/driver/transport.h"
+#include "sw/driver/window_allocator.h"
+
+namespace gpuvp::driver {
+
+struct DriverOptions {
+  // The platform is declared gone when its heartbeat has not moved for this long.
+  std::chrono::milliseconds heartbeat_timeout{3000};
+  // How long one blocking wait sleeps on the doorbell before polling the region again.
+  std::chrono::milliseconds poll_interval{20};
+  // Upper bound for Hello and Goodbye.
+  std::chrono::milliseconds control_timeout{10000};
+};
+
+struct Completion {
+  uint64_t sequence = 0;
+  uint32_t queue = 0;
+  device::Status status = device::Status::Ok;
+  bool lost = false;  // the platform went away before the command completed
+  uint64_t value0 = 0;
+  uint64_t value1 = 0;
+  uint64_t simulated_ps = 0;
+  std::string message;
+
+  bool ok() const { return !lost && status == device::Status::Ok; }
+};
+
+class Driver {
+ public:
+  static constexpr uint32_t kQueues = device::kQueuesPerChannel;
+
+  // Claims a channel and completes Hello. nullptr and `error` on failure.
+  static std::unique_ptr<Driver> open(std::unique_ptr<Transport> transport, const DriverOptions& options,
+                                      std::string* error);
+  ~Driver();  // Goodbye (bounded), then the transport closes
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  const device::DeviceInfo& device_info() const { return header().device; }
+  uint32_t channel_index() const { return channel_index_; }
+  uint32_t peer_id() const { return transport_->peer_id(); }
+
+  // ---- DMA window: memory addressed by "host addresses" (offsets from the region's start).
+  std::optional<uint64_t> allocate(uint64_t bytes, uint64_t align = 256);
+  bool release(uint64_t host_address);
+  void* pointer(uint64_t host_address) const { return transport_->region() + host_address; }
+  // The host address of [p, p+bytes) if it lies in this channel's slice.
+  std::optional<uint64_t> host_address(const void* p, uint64_t bytes = 1) const;
+  uint64_t window_used() const { return window_.used(); }
+  uint64_t window_capacity() const { return window_.capacity(); }
+
+  // ---- Commands.
+  // Fills in the sequence and queues the command (waiting while the queue is full). Returns the
+  // sequence, or 0 when the platform is gone.
+  uint64_t submit(uint32_t queue, device::Command command);
+  // Drains the completion ring; true when `sequence` has completed (or the platform is gone).
+  bool completed(uint64_t sequence);
+  // Removes and returns the completion of `sequence` if it has arrived.
+  std::optional<Completion> take(uint64_t sequence);
+  // Blocks until `sequence` completes (telling the platform the host waits first) and returns
+  // its completion. Returns a `lost` completion when the platform disappears.
+  Completion wait(uint64_t sequence, std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
+  Completion execute(uint32_t queue, const device::Command& command) { return wait(submit(queue, command)); }
+
+  // Checks liveness now; false (and lost_reason) once the platform is gone.
+  bool alive();
+  const std::string& lost_reason() const { return lost_reason_; }
+
+ private:
+  Driver(std::unique_ptr<Transport> transport, const DriverOptions& options);
+  const device::RegionHeader& header() const {
+    return *reinterpret_cast<const device::RegionHeader*>(transport_->region());
+  }
+  device::Channel& channel() const;
+  bool claim(std::string* error);
+  void drain();
+  void mark_lost(std::string reason);
+  Completion lost_completion(uint64_t sequence) const;
+  bool send_host_waiting();
+
+  std::unique_ptr<Transport> transport_;
+  DriverOptions options_;
+  uint32_t channel_index_ = 0;
+  bool claimed_ = false;
+  uint64_t window_base_ = 0;  // host address of this channel's slice
+  WindowAllocator window_;
+  uint64_t next_sequence_ = 1;
+  uint32_t queue_tail_[kQueues] = {};
+  uint32_t completion_head_ = 0;
+  std::map<uint64_t, Completion> done_;
+  std::map<uint64_t, bool> ignored_;  // fire-and-forget sequences (HostWaiting)
+  bool lost_ = false;
+  std::string lost_reason_;
+  uint64_t last_heartbeat_ = 0;
+  std::chrono::steady_clock::time_point heartbeat_seen_;
+};
+
+}  // namespace gpuvp::driver
