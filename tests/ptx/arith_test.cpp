@@ -43,7 +43,7 @@ __attribute__((noinline, optimize("O0"))) auto with_rounding(int mode, F&& f) {
 // sqrt rounded up: the nearest result, stepped up when its square is below x (exact in double).
 float sqrt_upward(float x) {
   float s = std::sqrt(x);
-  if (std::isfinite(s) && static_cast<double>(s) * s < x) s = std::nextafter(s, std::numeric_limits<float>::infinity());
+  if (std::isfinite(s) && static_cast<double>(s) * static_cast<double>(s) < static_cast<double>(x)) s = std::nextafter(s, std::numeric_limits<float>::infinity());
   return s;
 }
 
@@ -319,6 +319,36 @@ TEST(PtxArithmetic, Float64IncludingNvccDivisionExpansionIsExact) {
   }
 }
 
+TEST(PtxArithmetic, Float64DirectedRoundingInTheSubnormalRange) {
+  Harness h("arith");
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> mantissa(-2.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-560, -500);
+  std::vector<double> a, b, c;
+  while (a.size() < kCount) {
+    a.push_back(std::ldexp(mantissa(rng), exponent(rng)));
+    b.push_back(std::ldexp(mantissa(rng), exponent(rng)));
+    c.push_back(a.size() % 7 == 0 ? 3.0 : std::ldexp(std::fabs(mantissa(rng)) + 0.5, 540));
+  }
+  a[0] = 1e308, b[0] = 10.0;  // overflow: rd/rz stay finite, ru goes to infinity
+  const uint64_t da = h.upload(a), db = h.upload(b), dc = h.upload(c), dout = h.upload(std::vector<double>(kCount * 6));
+  LaunchResult r = h.launch("double_directed", Dim3(kCount / 64), Dim3(64), 0, da, db, dc, dout, kCount);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto out = h.download<double>(dout, kCount * 6);
+  for (int i = 0; i < kCount; ++i) {
+    const double x = a[i], y = b[i], z = c[i];
+    const double small = z * 1e-300;
+    const double* o = &out[i * 6];
+    const std::string at = "i=" + std::to_string(i);
+    EXPECT_EQ(bits_of(o[0]), bits_of(with_rounding(FE_DOWNWARD, [&] { return static_cast<double>(q(x) * q(y)); }))) << "mul.rm " << at;
+    EXPECT_EQ(bits_of(o[1]), bits_of(with_rounding(FE_UPWARD, [&] { return static_cast<double>(q(x) * q(y)); }))) << "mul.rp " << at;
+    EXPECT_EQ(bits_of(o[2]), bits_of(with_rounding(FE_UPWARD, [&] { return static_cast<double>(q(x) / q(z)); }))) << "div.rp " << at;
+    EXPECT_EQ(bits_of(o[3]), bits_of(with_rounding(FE_TOWARDZERO, [&] { return static_cast<double>(q(x) / q(z)); }))) << "div.rz " << at;
+    EXPECT_EQ(bits_of(o[4]), bits_of(with_rounding(FE_TOWARDZERO, [&] { return static_cast<double>(q(x) * q(y) + q(small)); }))) << "fma.rz " << at;
+    EXPECT_EQ(bits_of(o[5]), bits_of(with_rounding(FE_DOWNWARD, [&] { return static_cast<double>(q(x) * q(y) - q(small)); }))) << "fma.rm " << at;
+  }
+}
+
 TEST(PtxArithmetic, ConversionsRoundAndSaturate) {
   Harness h("arith");
   auto a = interesting_floats(21);
@@ -401,9 +431,9 @@ TEST(PtxArithmetic, HalfPrecisionPairsMatchCpuFloat16) {
     return f;
   };
   auto bits16 = [](_Float16 f) {
-    uint16_t b;
-    std::memcpy(&b, &f, 2);
-    return b;
+    uint16_t raw;
+    std::memcpy(&raw, &f, 2);
+    return raw;
   };
   for (int i = 0; i < kCount; ++i) {
     for (int w = 0; w < 2; ++w) {

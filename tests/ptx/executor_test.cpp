@@ -333,6 +333,31 @@ TEST(PtxExecutor, ThreadsThatExitedDoNotHoldUpABarrier) {
   for (int t = 0; t < 64; ++t) EXPECT_EQ(o[t], t < 40 ? t : -1);
 }
 
+TEST(PtxExecutor, IndirectCallsWithDivergentTargetsAndRecursion) {
+  Harness h("basic");
+  const int threads = 64;
+  std::vector<int> selector(threads);
+  for (int t = 0; t < threads; ++t) selector[t] = (t * 5 + t / 3) % 4;
+  const uint64_t sel = h.upload(selector), out = h.upload(std::vector<int>(threads));
+  LaunchResult r = h.launch("indirect_calls", Dim3(1), Dim3(threads), 0, sel, out);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto o = h.download<int>(out, threads);
+  for (int t = 0; t < threads; ++t) {
+    const int a = t % 7;
+    int expected = 0;
+    switch (selector[t]) {
+      case 0: expected = a + 3; break;
+      case 1: expected = a - 3; break;
+      case 2: expected = a * 3; break;
+      default: {
+        expected = 3;
+        for (int k = a; k > 1; --k) expected *= k;
+      }
+    }
+    EXPECT_EQ(o[t], expected) << t;
+  }
+}
+
 TEST(PtxExecutor, InvalidLaunchConfigurationsAreRejected) {
   Harness h("basic");
   const uint64_t buffer = h.upload(std::vector<float>(4));

@@ -183,3 +183,17 @@ extern "C" __global__ void half_ops(const __half2* A, const __half2* B, const __
   o[4] = __halves2half2(__hadd(__low2half(a), __high2half(b)), __hmul(__high2half(a), __low2half(c)));
   o[5] = __hmax2(a, b);
 }
+
+// f64 directed rounding where results are subnormal or overflow.
+extern "C" __global__ void double_directed(const double* A, const double* B, const double* C, double* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double a = A[i], b = B[i], c = C[i];
+  double* o = out + i * 6;
+  o[0] = __dmul_rd(a, b);
+  o[1] = __dmul_ru(a, b);
+  o[2] = __ddiv_ru(a, c);
+  o[3] = __ddiv_rz(a, c);
+  o[4] = __fma_rz(a, b, c * 1e-300);
+  o[5] = __fma_rd(a, b, -c * 1e-300);
+}

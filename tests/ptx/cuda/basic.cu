@@ -170,3 +170,15 @@ extern "C" __global__ void barrier_after_exit(int* out) {
   __syncthreads();
   out[threadIdx.x] = threadIdx.x;
 }
+
+// Indirect calls: lanes pick different device functions through a table of pointers.
+__device__ __noinline__ int op_add(int a, int b) { return a + b; }
+__device__ __noinline__ int op_sub(int a, int b) { return a - b; }
+__device__ __noinline__ int op_mul(int a, int b) { return a * b; }
+__device__ __noinline__ int op_fact(int a, int b) { return a <= 1 ? b : op_fact(a - 1, a * b); }
+typedef int (*binary_op)(int, int);
+extern "C" __global__ void indirect_calls(const int* selector, int* out) {
+  binary_op table[4] = {op_add, op_sub, op_mul, op_fact};
+  int t = threadIdx.x;
+  out[t] = table[selector[t] & 3](t % 7, 3);
+}
