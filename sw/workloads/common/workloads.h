@@ -35,7 +35,8 @@
   X(nbody)                     \
   X(recursion)                 \
   X(function_pointers)         \
-  X(printf)
+  X(printf)                    \
+  X(device_fault)
 
 namespace gpuvp::workloads {
 

@@ -1,0 +1,171 @@
+// Device management, versions and errors.
+#include <cstring>
+
+#include "sw/cudart/api.h"
+
+using gpuvp::cudart::Runtime;
+using gpuvp::cudart::with_device;
+using gpuvp::cudart::with_runtime;
+
+namespace {
+constexpr int kRuntimeVersion = 13000;  // CUDART_VERSION of the headers programs are built with
+}
+
+GPUVP_EXPORT const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+#define GPUVP_ERROR(name, text) \
+  case name:                    \
+    return #name;
+#include "sw/cudart/error_names.inc"
+#undef GPUVP_ERROR
+    default:
+      return "cudaErrorUnknown";
+  }
+}
+
+GPUVP_EXPORT const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+#define GPUVP_ERROR(name, text) \
+  case name:                    \
+    return text;
+#include "sw/cudart/error_names.inc"
+#undef GPUVP_ERROR
+    default:
+      return "unrecognized error code";
+  }
+}
+
+GPUVP_EXPORT cudaError_t cudaGetLastError(void) {
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  return runtime.take_last_error();
+}
+
+GPUVP_EXPORT cudaError_t cudaPeekAtLastError(void) {
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  return runtime.peek_last_error();
+}
+
+GPUVP_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  if (count == nullptr) return runtime.record(cudaErrorInvalidValue);
+  const cudaError_t error = runtime.ensure_device();
+  *count = error == cudaSuccess ? 1 : 0;
+  return runtime.record(error);
+}
+
+GPUVP_EXPORT cudaError_t cudaGetDevice(int* device) {
+  return with_runtime([&](Runtime&) {
+    if (device == nullptr) return cudaErrorInvalidValue;
+    *device = 0;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaSetDevice(int device) {
+  return with_device([&](Runtime&) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; });
+}
+
+GPUVP_EXPORT cudaError_t cudaInitDevice(int device, unsigned int, unsigned int) { return cudaSetDevice(device); }
+
+GPUVP_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int) { return with_device([](Runtime&) { return cudaSuccess; }); }
+
+GPUVP_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  return with_device([&](Runtime&) {
+    if (flags == nullptr) return cudaErrorInvalidValue;
+    *flags = 0;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp*) {
+  return with_device([&](Runtime&) {
+    if (device == nullptr) return cudaErrorInvalidValue;
+    *device = 0;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  return with_device([&](Runtime& runtime) {
+    if (device != 0) return cudaErrorInvalidDevice;
+    return runtime.device_properties(prop);
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  return with_device([&](Runtime& runtime) {
+    if (device != 0) return cudaErrorInvalidDevice;
+    return runtime.device_attribute(value, attr);
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceSynchronize(void) {
+  return with_device([](Runtime& runtime) { return runtime.synchronize(); });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceReset(void) {
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  return runtime.reset();
+}
+
+GPUVP_EXPORT cudaError_t cudaThreadSynchronize(void) { return cudaDeviceSynchronize(); }
+
+GPUVP_EXPORT cudaError_t cudaDriverGetVersion(int* version) {
+  return with_runtime([&](Runtime&) {
+    if (version == nullptr) return cudaErrorInvalidValue;
+    *version = kRuntimeVersion;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaRuntimeGetVersion(int* version) {
+  return with_runtime([&](Runtime&) {
+    if (version == nullptr) return cudaErrorInvalidValue;
+    *version = kRuntimeVersion;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+  return with_device([&](Runtime& runtime) {
+    if (value == nullptr) return cudaErrorInvalidValue;
+    switch (limit) {
+      case cudaLimitStackSize: *value = 1024; return cudaSuccess;
+      case cudaLimitPrintfFifoSize: *value = size_t{1} << 20; return cudaSuccess;
+      case cudaLimitMallocHeapSize: *value = size_t{8} << 20; return cudaSuccess;
+      default: runtime.log_unsupported("cudaDeviceGetLimit"); return cudaErrorUnsupportedLimit;
+    }
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t) {
+  return with_device([&](Runtime&) {
+    return limit == cudaLimitStackSize || limit == cudaLimitPrintfFifoSize || limit == cudaLimitMallocHeapSize
+               ? cudaSuccess
+               : cudaErrorUnsupportedLimit;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) {
+  return with_device([](Runtime&) { return cudaSuccess; });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* config) {
+  return with_device([&](Runtime&) {
+    if (config == nullptr) return cudaErrorInvalidValue;
+    *config = cudaFuncCachePreferNone;
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  return with_device([&](Runtime&) {
+    if (least != nullptr) *least = 0;
+    if (greatest != nullptr) *greatest = 0;
+    return cudaSuccess;
+  });
+}

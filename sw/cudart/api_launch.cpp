@@ -1,0 +1,60 @@
+// Kernel launch, function attributes, occupancy.
+#include "sw/cudart/api.h"
+
+using gpuvp::cudart::Runtime;
+using gpuvp::cudart::with_device;
+
+GPUVP_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                          cudaStream_t stream) {
+  return with_device([&](Runtime& runtime) { return runtime.launch(function, grid, block, args, shared, stream); });
+}
+
+GPUVP_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                               cudaStream_t stream) {
+  return cudaLaunchKernel(function, grid, block, args, shared, stream);
+}
+
+GPUVP_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* function) {
+  return with_device([&](Runtime& runtime) { return runtime.function_attributes(attributes, function); });
+}
+
+GPUVP_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* function, cudaFuncCache) {
+  return with_device([&](Runtime& runtime) {
+    return runtime.function_of(function) != nullptr ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+  });
+}
+
+
+GPUVP_EXPORT cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attribute, int value) {
+  return with_device([&](Runtime& runtime) {
+    if (runtime.function_of(function) == nullptr) return cudaErrorInvalidDeviceFunction;
+    if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize &&
+        (value < 0 || static_cast<uint64_t>(value) > runtime.info().shared_memory_per_block)) {
+      return cudaErrorInvalidValue;
+    }
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* function,
+                                                                        int block_size, size_t shared) {
+  return with_device([&](Runtime& runtime) { return runtime.occupancy(blocks, function, block_size, shared); });
+}
+
+GPUVP_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* function,
+                                                                                 int block_size, size_t shared,
+                                                                                 unsigned int) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, function, block_size, shared);
+}
+
+GPUVP_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* shared, const void* function, int blocks,
+                                                                    int block_size) {
+  (void)block_size;
+  return with_device([&](Runtime& runtime) {
+    if (shared == nullptr || blocks <= 0) return cudaErrorInvalidValue;
+    if (runtime.function_of(function) == nullptr) return cudaErrorInvalidDeviceFunction;
+    *shared = runtime.info().shared_memory_per_sm / static_cast<uint64_t>(blocks);
+    if (*shared > runtime.info().shared_memory_per_block) *shared = runtime.info().shared_memory_per_block;
+    return cudaSuccess;
+  });
+}

@@ -1,0 +1,986 @@
+#include "sw/cudart/runtime.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "sw/driver/ivshmem_client.h"
+
+namespace gpuvp::cudart {
+namespace {
+
+namespace dev = gpuvp::device;
+
+constexpr uint32_t kControlQueue = dev::kQueuesPerChannel - 1;  // MemMap, modules, symbols
+constexpr uint32_t kStreamQueues = dev::kQueuesPerChannel - 2;  // queues 1..6 for created streams
+constexpr std::size_t kStagingBytes = std::size_t{4} << 20;
+constexpr std::size_t kPrintfBytes = std::size_t{1} << 20;      // cudaLimitPrintfFifoSize default
+
+dev::Command command(dev::Opcode opcode, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0) {
+  dev::Command cmd{};
+  cmd.opcode = static_cast<uint32_t>(opcode);
+  cmd.body.generic.a = a;
+  cmd.body.generic.b = b;
+  cmd.body.generic.c = c;
+  cmd.body.generic.d = d;
+  return cmd;
+}
+
+bool is_sticky(cudaError_t error) {
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorHardwareStackError:
+    case cudaErrorDevicesUnavailable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint64_t to_address(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+std::chrono::milliseconds heartbeat_timeout() {
+  const char* text = std::getenv("GPUVP_HEARTBEAT_TIMEOUT_MS");
+  if (text != nullptr && *text != '\0') {
+    const long ms = std::strtol(text, nullptr, 10);
+    if (ms > 0) return std::chrono::milliseconds(ms);
+  }
+  return std::chrono::milliseconds(3000);
+}
+
+}  // namespace
+
+Runtime& Runtime::instance() {
+  static Runtime runtime;
+  return runtime;
+}
+
+Runtime::~Runtime() {
+  // At exit: flush outstanding device printf, then say goodbye (the driver's destructor).
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (driver_ != nullptr && sticky_ != cudaErrorDevicesUnavailable) synchronize();
+  driver_.reset();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration.
+
+void** Runtime::register_fatbin(void* fat_cubin) {
+  auto module = std::make_unique<Module>();
+  std::string error;
+  module->fatbin = parse_registered_fatbin(fat_cubin, &error);
+  if (!module->fatbin) module->parse_error = error;
+  modules_.push_back(std::move(module));
+  // The handle nvcc keeps is a pointer to our Module.
+  return reinterpret_cast<void**>(modules_.back().get());
+}
+
+void Runtime::unregister_fatbin(void** handle) {
+  // Modules stay until the runtime is destroyed: kernels may still be running at exit.
+  (void)handle;
+}
+
+void Runtime::register_function(void** handle, const char* host_function, const char* device_name) {
+  auto function = std::make_unique<Function>();
+  function->module = reinterpret_cast<Module*>(handle);
+  function->host_function = host_function;
+  function->name = device_name != nullptr ? device_name : "";
+  functions_[host_function] = std::move(function);
+}
+
+void Runtime::register_variable(void** handle, const void* host_variable, const char* device_name, std::size_t size) {
+  auto variable = std::make_unique<Variable>();
+  variable->module = reinterpret_cast<Module*>(handle);
+  variable->host_variable = host_variable;
+  variable->name = device_name != nullptr ? device_name : "";
+  variable->size = size;
+  variables_[host_variable] = std::move(variable);
+}
+
+Function* Runtime::function_of(const void* host_function_or_kernel) {
+  const auto it = functions_.find(host_function_or_kernel);
+  if (it != functions_.end()) return it->second.get();
+  for (auto& entry : functions_) {
+    if (entry.second.get() == host_function_or_kernel) return entry.second.get();
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+cudaError_t Runtime::record(cudaError_t error) {
+  if (error != cudaSuccess) last_error_ = error;
+  return error;
+}
+
+cudaError_t Runtime::take_last_error() {
+  if (sticky_ != cudaSuccess) return sticky_;
+  const cudaError_t error = last_error_;
+  last_error_ = cudaSuccess;
+  return error;
+}
+
+void Runtime::log_unsupported(const char* name) {
+  if (unsupported_logged_.insert(name).second) {
+    std::fprintf(stderr, "gpuvp: %s is not supported by the gpuvp CUDA runtime; it returns cudaErrorNotSupported\n",
+                 name);
+  }
+}
+
+cudaError_t Runtime::status_error(const driver::Completion& completion, const std::string& what) {
+  cudaError_t error = cudaErrorUnknown;
+  if (completion.lost) {
+    error = cudaErrorDevicesUnavailable;
+  } else {
+    switch (completion.status) {
+      case dev::Status::Ok: return cudaSuccess;
+      case dev::Status::InvalidCommand: error = cudaErrorInvalidValue; break;
+      case dev::Status::InvalidHandle: error = cudaErrorInvalidResourceHandle; break;
+      case dev::Status::InvalidAddress: error = cudaErrorInvalidValue; break;
+      case dev::Status::OutOfMemory: error = cudaErrorMemoryAllocation; break;
+      case dev::Status::InvalidLaunch: error = cudaErrorInvalidConfiguration; break;
+      case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
+      case dev::Status::KernelTrap:
+        error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
+        break;
+      case dev::Status::ModuleLoadFailed: error = cudaErrorInvalidPtx; break;
+      case dev::Status::NotSupported: error = cudaErrorNotSupported; break;
+      case dev::Status::RingCorrupt:
+      case dev::Status::ChannelUnavailable: error = cudaErrorDevicesUnavailable; break;
+    }
+  }
+  if (is_sticky(error)) {
+    if (sticky_ == cudaSuccess) {
+      std::fprintf(stderr, "gpuvp: %s: %s (%s)\n", what.c_str(), completion.message.c_str(), cudaGetErrorName(error));
+    }
+    sticky_ = error;
+  } else if (!completion.message.empty() && std::getenv("GPUVP_VERBOSE") != nullptr) {
+    std::fprintf(stderr, "gpuvp: %s: %s\n", what.c_str(), completion.message.c_str());
+  }
+  return record(error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device.
+
+cudaError_t Runtime::ensure_device() {
+  if (sticky_ != cudaSuccess) return sticky_;
+  if (driver_ != nullptr) return cudaSuccess;
+  if (init_attempted_) return init_error_;
+  init_attempted_ = true;
+  const char* socket = std::getenv(dev::kSocketEnvironmentVariable);
+  if (socket == nullptr || *socket == '\0') {
+    std::fprintf(stderr, "gpuvp: %s is not set; run the program under `gpuvp run -- ./app` or `gpuvp serve`\n",
+                 dev::kSocketEnvironmentVariable);
+    return init_error_ = cudaErrorNoDevice;
+  }
+  std::string error;
+  driver::IvshmemOptions options;
+  options.socket_path = socket;
+  auto transport = driver::connect_ivshmem(options, &error);
+  if (transport != nullptr) {
+    driver::DriverOptions driver_options;
+    driver_options.heartbeat_timeout = heartbeat_timeout();
+    driver_ = driver::Driver::open(std::move(transport), driver_options, &error);
+  }
+  if (driver_ == nullptr) {
+    std::fprintf(stderr, "gpuvp: %s\n", error.c_str());
+    return init_error_ = cudaErrorDevicesUnavailable;
+  }
+  const auto cells = driver_->allocate(16 * dev::kQueuesPerChannel, 64);
+  if (!cells) return init_error_ = cudaErrorMemoryAllocation;
+  queue_cells_ = *cells;
+  std::memset(driver_->pointer(queue_cells_), 0, 16 * dev::kQueuesPerChannel);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::device_properties(cudaDeviceProp* prop) {
+  if (prop == nullptr) return cudaErrorInvalidValue;
+  const dev::DeviceInfo& d = info();
+  std::memset(prop, 0, sizeof *prop);
+  std::snprintf(prop->name, sizeof prop->name, "%.*s", static_cast<int>(sizeof d.name), d.name);
+  prop->totalGlobalMem = d.global_memory_bytes;
+  prop->sharedMemPerBlock = d.shared_memory_per_block;
+  prop->regsPerBlock = static_cast<int>(std::min<uint32_t>(d.registers_per_sm, 65536));
+  prop->warpSize = static_cast<int>(d.warp_size);
+  prop->memPitch = 2147483647;
+  prop->maxThreadsPerBlock = static_cast<int>(d.max_threads_per_block);
+  prop->maxThreadsDim[0] = 1024;
+  prop->maxThreadsDim[1] = 1024;
+  prop->maxThreadsDim[2] = 64;
+  prop->maxGridSize[0] = 2147483647;
+  prop->maxGridSize[1] = 65535;
+  prop->maxGridSize[2] = 65535;
+  prop->totalConstMem = 65536;
+  prop->major = static_cast<int>(d.compute_capability / 10);
+  prop->minor = static_cast<int>(d.compute_capability % 10);
+  prop->textureAlignment = 512;
+  prop->texturePitchAlignment = 32;
+  prop->multiProcessorCount = static_cast<int>(d.sm_count);
+  prop->canMapHostMemory = 1;
+  prop->concurrentKernels = 1;
+  prop->asyncEngineCount = 1;
+  prop->unifiedAddressing = 1;
+  prop->memoryBusWidth = static_cast<int>(d.memory_bus_width_bits);
+  prop->l2CacheSize = static_cast<int>(d.l2_bytes);
+  prop->maxThreadsPerMultiProcessor = static_cast<int>(d.max_threads_per_sm);
+  prop->globalL1CacheSupported = 1;
+  prop->localL1CacheSupported = 1;
+  prop->sharedMemPerMultiprocessor = d.shared_memory_per_sm;
+  prop->regsPerMultiprocessor = static_cast<int>(d.registers_per_sm);
+  prop->managedMemory = 1;
+  prop->concurrentManagedAccess = 1;
+  prop->sharedMemPerBlockOptin = d.shared_memory_per_block;
+  prop->maxBlocksPerMultiProcessor = static_cast<int>(d.max_ctas_per_sm);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  cudaDeviceProp prop;
+  device_properties(&prop);
+  const dev::DeviceInfo& d = info();
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = prop.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *value = prop.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *value = prop.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *value = prop.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *value = prop.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *value = prop.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *value = prop.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(prop.sharedMemPerBlock); break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(prop.sharedMemPerBlockOptin); break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(prop.sharedMemPerMultiprocessor); break;
+    case cudaDevAttrTotalConstantMemory: *value = static_cast<int>(prop.totalConstMem); break;
+    case cudaDevAttrWarpSize: *value = prop.warpSize; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = prop.regsPerBlock; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = prop.regsPerMultiprocessor; break;
+    case cudaDevAttrClockRate: *value = static_cast<int>(d.core_clock_khz); break;
+    case cudaDevAttrMemoryClockRate: *value = static_cast<int>(d.memory_clock_khz); break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = prop.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *value = prop.l2CacheSize; break;
+    case cudaDevAttrMultiProcessorCount: *value = prop.multiProcessorCount; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = prop.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = prop.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = prop.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = prop.minor; break;
+    case cudaDevAttrConcurrentKernels: *value = 1; break;
+    case cudaDevAttrUnifiedAddressing: *value = 1; break;
+    case cudaDevAttrManagedMemory: *value = 1; break;
+    case cudaDevAttrConcurrentManagedAccess: *value = 1; break;
+    case cudaDevAttrCanMapHostMemory: *value = 1; break;
+    case cudaDevAttrAsyncEngineCount: *value = 1; break;
+    case cudaDevAttrIntegrated: *value = 0; break;
+    case cudaDevAttrEccEnabled: *value = 0; break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::reset() {
+  if (driver_ != nullptr && sticky_ != cudaErrorDevicesUnavailable) synchronize();
+  for (auto& module : modules_) {
+    module->loaded = false;
+    module->load_error = cudaSuccess;
+  }
+  for (auto& entry : functions_) entry.second->resolved = false;
+  for (auto& entry : variables_) entry.second->resolved = false;
+  allocations_.clear();
+  host_allocations_.clear();
+  pending_.clear();
+  streams_.clear();
+  events_.clear();
+  std::fill(std::begin(last_on_queue_), std::end(last_on_queue_), 0);
+  std::fill(std::begin(queue_signal_), std::end(queue_signal_), 0);
+  driver_.reset();  // Goodbye frees everything the channel owned
+  init_attempted_ = false;
+  init_error_ = cudaSuccess;
+  sticky_ = cudaSuccess;
+  last_error_ = cudaSuccess;
+  deferred_ = cudaSuccess;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command plumbing.
+
+uint64_t Runtime::submit_raw(uint32_t queue, dev::Command cmd, Pending pending) {
+  const uint64_t sequence = driver_->submit(queue, cmd);
+  if (sequence == 0) {
+    status_error(driver::Completion{0, queue, dev::Status::ChannelUnavailable, true, 0, 0, 0, driver_->lost_reason()},
+                 pending.what);
+    for (uint64_t block : pending.release) {
+      if (block != 0) driver_->release(block);
+    }
+    return 0;
+  }
+  pending.queue = queue;
+  pending_[sequence] = std::move(pending);
+  last_on_queue_[queue] = sequence;
+  return sequence;
+}
+
+cudaError_t Runtime::queue_dependencies(Stream& stream) {
+  reap();
+  auto busy = [&](uint32_t queue) { return last_on_queue_[queue] != 0 && pending_.count(last_on_queue_[queue]) != 0; };
+  auto order = [&](uint32_t before, uint32_t after) {
+    const uint64_t cell = queue_cells_ + 16 * before;
+    const uint64_t value = ++queue_signal_[before];
+    if (submit_raw(before, command(dev::Opcode::SemaphoreSignal, cell, value), Pending{0, {0, 0}, 0, "stream order"}) == 0 ||
+        submit_raw(after, command(dev::Opcode::SemaphoreWait, cell, value), Pending{0, {0, 0}, 0, "stream order"}) == 0) {
+      return cudaErrorDevicesUnavailable;
+    }
+    return cudaSuccess;
+  };
+  if (stream.queue == 0) {
+    for (uint32_t q = 1; q <= kStreamQueues; ++q) {
+      if (busy(q)) {
+        if (const cudaError_t e = order(q, 0); e != cudaSuccess) return e;
+      }
+    }
+  } else if (stream.blocking && busy(0)) {
+    return order(0, stream.queue);
+  }
+  return cudaSuccess;
+}
+
+uint64_t Runtime::submit(Stream& stream, dev::Command cmd, Pending pending) {
+  if (queue_dependencies(stream) != cudaSuccess) {
+    for (uint64_t block : pending.release) {
+      if (block != 0) driver_->release(block);
+    }
+    return 0;
+  }
+  return submit_raw(stream.queue, cmd, std::move(pending));
+}
+
+void Runtime::flush_printf(uint64_t address, const driver::Completion& completion) {
+  if (address == 0 || completion.lost) return;
+  const uint64_t bytes = std::min<uint64_t>(completion.value0, kPrintfBytes);
+  if (bytes > 0) {
+    std::fwrite(driver_->pointer(address), 1, bytes, stdout);
+    std::fflush(stdout);
+  }
+  if (completion.value1 > 0) {
+    std::fprintf(stderr, "gpuvp: device printf buffer full: %llu bytes dropped\n",
+                 static_cast<unsigned long long>(completion.value1));
+  }
+}
+
+cudaError_t Runtime::complete(uint64_t sequence, const driver::Completion& completion) {
+  const auto it = pending_.find(sequence);
+  if (it == pending_.end()) return cudaSuccess;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  flush_printf(pending.printf_address, completion);
+  if (!completion.lost) {
+    for (uint64_t block : pending.release) {
+      if (block != 0) driver_->release(block);
+    }
+  }
+  return completion.ok() ? cudaSuccess : status_error(completion, pending.what);
+}
+
+void Runtime::reap() {
+  if (driver_ == nullptr) return;
+  std::vector<uint64_t> sequences;
+  for (const auto& entry : pending_) sequences.push_back(entry.first);
+  for (uint64_t sequence : sequences) {
+    if (auto done = driver_->take(sequence); done && !done->lost) {
+      const cudaError_t error = complete(sequence, *done);
+      if (error != cudaSuccess && deferred_ == cudaSuccess && !is_sticky(error)) deferred_ = error;
+    }
+  }
+}
+
+cudaError_t Runtime::wait_for(uint64_t sequence) {
+  if (sequence == 0) return sticky_ != cudaSuccess ? sticky_ : cudaErrorDevicesUnavailable;
+  reap();
+  if (pending_.count(sequence) == 0) return cudaSuccess;
+  const driver::Completion done = driver_->wait(sequence);
+  const cudaError_t error = complete(sequence, done);
+  reap();
+  if (done.lost) {
+    // Nothing else will complete either.
+    pending_.clear();
+  }
+  return error;
+}
+
+driver::Completion Runtime::call(uint32_t queue, const dev::Command& cmd) {
+  const uint64_t sequence = driver_->submit(queue, cmd);
+  driver::Completion done = driver_->wait(sequence);
+  if (done.lost) status_error(done, "device call");
+  return done;
+}
+
+std::optional<uint64_t> Runtime::copy_into_window(const void* data, std::size_t bytes) {
+  const auto address = driver_->allocate(bytes + 1, 16);
+  if (!address) return std::nullopt;
+  auto* target = static_cast<uint8_t*>(driver_->pointer(*address));
+  std::memcpy(target, data, bytes);
+  target[bytes] = 0;
+  return address;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modules, functions, symbols.
+
+cudaError_t Runtime::load_module(Module& module) {
+  if (module.loaded) return cudaSuccess;
+  if (module.load_error != cudaSuccess) return module.load_error;
+  if (!module.fatbin) {
+    std::fprintf(stderr, "gpuvp: cannot read the program's fatbin: %s\n", module.parse_error.c_str());
+    return module.load_error = cudaErrorInvalidKernelImage;
+  }
+  const FatbinEntry* ptx = module.fatbin->best_ptx(info().compute_capability);
+  if (ptx == nullptr) {
+    std::fprintf(stderr,
+                 "gpuvp: the program has no PTX for compute capability %u.%u or lower (build with nvcc's default "
+                 "-arch, or -gencode arch=compute_XX,code=compute_XX)\n",
+                 info().compute_capability / 10, info().compute_capability % 10);
+    return module.load_error = cudaErrorNoKernelImageForDevice;
+  }
+  module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
+  const auto text = copy_into_window(ptx->payload.data(), ptx->payload.size());
+  if (!text) return cudaErrorMemoryAllocation;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx->payload.size()));
+  driver_->release(*text);
+  if (!done.ok()) {
+    if (done.lost) return cudaErrorDevicesUnavailable;
+    std::fprintf(stderr, "gpuvp: the platform rejected the program's PTX: %s\n", done.message.c_str());
+    return module.load_error = cudaErrorInvalidPtx;
+  }
+  module.handle = done.value0;
+  module.loaded = true;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::resolve(Function& function) {
+  if (function.resolved) return cudaSuccess;
+  if (const cudaError_t e = load_module(*function.module); e != cudaSuccess) return e;
+  const auto name = copy_into_window(function.name.data(), function.name.size());
+  const auto layout = driver_->allocate(dev::kParamLayoutBytes, 16);
+  if (!name || !layout) {
+    if (name) driver_->release(*name);
+    return cudaErrorMemoryAllocation;
+  }
+  const driver::Completion done = call(
+      kControlQueue, command(dev::Opcode::GetFunction, function.module->handle, *name, function.name.size(), *layout));
+  driver_->release(*name);
+  if (done.ok()) {
+    const uint32_t count = static_cast<uint32_t>(done.value1 >> 32);
+    function.param_bytes = static_cast<uint32_t>(done.value1 & 0xffffffffu);
+    function.params.resize(std::min<uint64_t>(count, dev::kParamLayoutBytes / sizeof(dev::ParamLayout)));
+    std::memcpy(function.params.data(), driver_->pointer(*layout), function.params.size() * sizeof(dev::ParamLayout));
+    function.handle = done.value0;
+    function.resolved = true;
+  }
+  driver_->release(*layout);
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  return done.ok() ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+}
+
+cudaError_t Runtime::resolve(Variable& variable) {
+  if (variable.resolved) return cudaSuccess;
+  if (const cudaError_t e = load_module(*variable.module); e != cudaSuccess) return e;
+  const auto name = copy_into_window(variable.name.data(), variable.name.size());
+  if (!name) return cudaErrorMemoryAllocation;
+  const driver::Completion done =
+      call(kControlQueue, command(dev::Opcode::GetSymbol, variable.module->handle, *name, variable.name.size()));
+  driver_->release(*name);
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) return cudaErrorInvalidSymbol;
+  variable.address = done.value0;
+  if (done.value1 != 0) variable.size = done.value1;
+  variable.resolved = true;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::symbol_address(void** address, std::size_t* size, const void* symbol) {
+  const auto it = variables_.find(symbol);
+  if (it == variables_.end()) return cudaErrorInvalidSymbol;
+  if (const cudaError_t e = resolve(*it->second); e != cudaSuccess) return e;
+  if (address != nullptr) *address = reinterpret_cast<void*>(it->second->address);
+  if (size != nullptr) *size = it->second->size;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory.
+
+bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
+  auto it = allocations_.upper_bound(address);
+  if (it != allocations_.begin()) {
+    --it;
+    if (address >= it->first && address - it->first <= it->second.bytes && bytes <= it->second.bytes - (address - it->first)) {
+      return true;
+    }
+  }
+  // Module variables (__device__ globals) are device memory too.
+  for (const auto& entry : variables_) {
+    const Variable& v = *entry.second;
+    if (v.resolved && address >= v.address && address - v.address <= v.size && bytes <= v.size - (address - v.address)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+cudaError_t Runtime::malloc_device(void** ptr, std::size_t bytes) {
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  if (bytes == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  const driver::Completion done =
+      call(kControlQueue, command(dev::Opcode::MemMap, bytes, static_cast<uint64_t>(dev::MemoryKind::Device), 256));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) return cudaErrorMemoryAllocation;
+  allocations_[done.value0] = Allocation{bytes, false};
+  *ptr = reinterpret_cast<void*>(done.value0);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes) {
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  const auto address = driver_->allocate(bytes == 0 ? 1 : bytes, 4096);
+  if (!address) {
+    std::fprintf(stderr,
+                 "gpuvp: pinned host memory is limited to the channel's DMA window (%llu of %llu bytes in use)\n",
+                 static_cast<unsigned long long>(driver_->window_used()),
+                 static_cast<unsigned long long>(driver_->window_capacity()));
+    return cudaErrorMemoryAllocation;
+  }
+  host_allocations_[*address] = bytes;
+  *ptr = driver_->pointer(*address);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::malloc_managed(void** ptr, std::size_t bytes) {
+  // Managed memory needs host and device to see one address; device.h does not yet say how a
+  // managed range is backed by the DMA window (see the report on issue 4).
+  (void)ptr;
+  (void)bytes;
+  log_unsupported("cudaMallocManaged");
+  return cudaErrorNotSupported;
+}
+
+cudaError_t Runtime::free_device(void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  const auto it = allocations_.find(to_address(ptr));
+  if (it == allocations_.end()) return cudaErrorInvalidValue;
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, it->first));
+  allocations_.erase(it);
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  return done.ok() ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t Runtime::free_host(void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  const auto address = driver_->host_address(ptr);
+  if (!address || host_allocations_.count(*address) == 0) return cudaErrorInvalidValue;
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  host_allocations_.erase(*address);
+  driver_->release(*address);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::stage_copy(uint64_t dst, const void* src, void* host_dst, uint64_t device_src, std::size_t bytes,
+                                Stream& stream) {
+  // Pageable host memory goes through a staging block of the window, chunk by chunk.
+  const std::size_t chunk = std::min(bytes, kStagingBytes);
+  const auto staging = driver_->allocate(chunk, 256);
+  if (!staging) return cudaErrorMemoryAllocation;
+  cudaError_t error = cudaSuccess;
+  for (std::size_t done = 0; done < bytes && error == cudaSuccess; done += chunk) {
+    const std::size_t n = std::min(chunk, bytes - done);
+    dev::Command cmd{};
+    if (src != nullptr) {  // host -> device
+      std::memcpy(driver_->pointer(*staging), static_cast<const uint8_t*>(src) + done, n);
+      cmd = command(dev::Opcode::Memcpy, dst + done, *staging, n, static_cast<uint64_t>(dev::CopyDirection::HostToDevice));
+    } else {  // device -> host
+      cmd = command(dev::Opcode::Memcpy, *staging, device_src + done, n,
+                    static_cast<uint64_t>(dev::CopyDirection::DeviceToHost));
+    }
+    error = wait_for(submit(stream, cmd, Pending{0, {0, 0}, 0, "cudaMemcpy"}));
+    if (error == cudaSuccess && host_dst != nullptr) {
+      std::memcpy(static_cast<uint8_t*>(host_dst) + done, driver_->pointer(*staging), n);
+    }
+  }
+  if (sticky_ != cudaErrorDevicesUnavailable) driver_->release(*staging);
+  return error;
+}
+
+cudaError_t Runtime::memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream_handle,
+                            bool async) {
+  if (bytes == 0) return cudaSuccess;
+  if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  const bool dst_device = is_device_range(to_address(dst), bytes);
+  const bool src_device = is_device_range(to_address(src), bytes);
+  if (kind == cudaMemcpyDefault) {
+    kind = dst_device ? (src_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                      : (src_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  const auto dst_window = driver_->host_address(dst, bytes);
+  const auto src_window = driver_->host_address(src, bytes);
+  auto run = [&](dev::Command cmd) {
+    const uint64_t sequence = submit(*stream, cmd, Pending{0, {0, 0}, 0, "cudaMemcpy"});
+    if (sequence == 0) return cudaErrorDevicesUnavailable;
+    return async ? cudaSuccess : wait_for(sequence);
+  };
+  switch (kind) {
+    case cudaMemcpyHostToHost:
+      if (!async || stream->queue == 0) {
+        if (const cudaError_t e = async ? cudaSuccess : synchronize(); e != cudaSuccess) return e;
+      }
+      std::memmove(dst, src, bytes);
+      return cudaSuccess;
+    case cudaMemcpyHostToDevice:
+      if (!dst_device || src_device) return cudaErrorInvalidValue;
+      if (src_window) {
+        return run(command(dev::Opcode::Memcpy, to_address(dst), *src_window, bytes,
+                           static_cast<uint64_t>(dev::CopyDirection::HostToDevice)));
+      }
+      return stage_copy(to_address(dst), src, nullptr, 0, bytes, *stream);
+    case cudaMemcpyDeviceToHost:
+      if (!src_device || dst_device) return cudaErrorInvalidValue;
+      if (dst_window) {
+        return run(command(dev::Opcode::Memcpy, *dst_window, to_address(src), bytes,
+                           static_cast<uint64_t>(dev::CopyDirection::DeviceToHost)));
+      }
+      return stage_copy(0, nullptr, dst, to_address(src), bytes, *stream);
+    case cudaMemcpyDeviceToDevice:
+      if (!src_device || !dst_device) return cudaErrorInvalidValue;
+      return run(command(dev::Opcode::Memcpy, to_address(dst), to_address(src), bytes,
+                         static_cast<uint64_t>(dev::CopyDirection::DeviceToDevice)));
+    default:
+      return cudaErrorInvalidMemcpyDirection;
+  }
+}
+
+cudaError_t Runtime::memset(void* dst, int value, std::size_t bytes, cudaStream_t stream_handle, bool async) {
+  if (bytes == 0) return cudaSuccess;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (!is_device_range(to_address(dst), bytes)) return cudaErrorInvalidValue;
+  const uint64_t sequence = submit(*stream, command(dev::Opcode::Memset, to_address(dst), bytes,
+                                                    static_cast<uint64_t>(value) & 0xffu),
+                                   Pending{0, {0, 0}, 0, "cudaMemset"});
+  if (sequence == 0) return cudaErrorDevicesUnavailable;
+  return async ? cudaSuccess : wait_for(sequence);
+}
+
+cudaError_t Runtime::prefetch(const void* ptr, std::size_t bytes, bool to_device, cudaStream_t stream_handle) {
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  const auto it = allocations_.find(to_address(ptr));
+  if (!is_device_range(to_address(ptr), bytes)) return cudaErrorInvalidValue;
+  if (it == allocations_.end() || !it->second.managed) return cudaSuccess;  // nothing to migrate
+  const uint64_t sequence =
+      submit(*stream, command(dev::Opcode::Prefetch, to_address(ptr), bytes, to_device ? 0 : 1),
+             Pending{0, {0, 0}, 0, "cudaMemPrefetchAsync"});
+  return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
+}
+
+cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const void* ptr) {
+  if (attributes == nullptr) return cudaErrorInvalidValue;
+  std::memset(attributes, 0, sizeof *attributes);
+  if (is_device_range(to_address(ptr), 1)) {
+    attributes->type = cudaMemoryTypeDevice;
+    attributes->devicePointer = const_cast<void*>(ptr);
+  } else if (driver_->host_address(ptr)) {
+    attributes->type = cudaMemoryTypeHost;
+    attributes->hostPointer = const_cast<void*>(ptr);
+  } else {
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->device = -2;
+    return cudaSuccess;
+  }
+  attributes->device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::mem_info(std::size_t* free_bytes, std::size_t* total_bytes) {
+  uint64_t used = 0;
+  for (const auto& entry : allocations_) used += entry.second.bytes;
+  const uint64_t total = info().global_memory_bytes;
+  if (free_bytes != nullptr) *free_bytes = total > used ? total - used : 0;
+  if (total_bytes != nullptr) *total_bytes = total;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch.
+
+void Runtime::push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream) {
+  configurations_.push_back(LaunchConfig{grid, block, shared, stream});
+}
+
+cudaError_t Runtime::pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream) {
+  if (configurations_.empty()) return cudaErrorMissingConfiguration;
+  const LaunchConfig config = configurations_.back();
+  configurations_.pop_back();
+  if (grid != nullptr) *grid = config.grid;
+  if (block != nullptr) *block = config.block;
+  if (shared != nullptr) *shared = config.shared;
+  if (stream != nullptr) *static_cast<void**>(stream) = config.stream;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::launch(const void* host_function, dim3 grid, dim3 block, void** args, std::size_t shared,
+                            cudaStream_t stream) {
+  Function* function = function_of(host_function);
+  if (function == nullptr) return cudaErrorInvalidDeviceFunction;
+  return launch_kernel(function, grid, block, args, shared, stream);
+}
+
+cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
+                                   cudaStream_t stream_handle) {
+  const dev::DeviceInfo& d = info();
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
+      block.x > 1024 || block.y > 1024 || block.z > 64 || threads > d.max_threads_per_block || grid.x > 2147483647u ||
+      grid.y > 65535 || grid.z > 65535 || shared > d.shared_memory_per_block) {
+    return cudaErrorInvalidConfiguration;
+  }
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  std::vector<uint8_t> packed(function->param_bytes, 0);
+  for (std::size_t i = 0; i < function->params.size(); ++i) {
+    const dev::ParamLayout& p = function->params[i];
+    if (args == nullptr || args[i] == nullptr || uint64_t{p.offset} + p.size > packed.size()) return cudaErrorInvalidValue;
+    std::memcpy(packed.data() + p.offset, args[i], p.size);
+  }
+  Pending pending;
+  pending.what = "kernel " + function->name;
+  uint64_t args_address = 0;
+  if (!packed.empty()) {
+    const auto block_address = copy_into_window(packed.data(), packed.size());
+    if (!block_address) return cudaErrorMemoryAllocation;
+    args_address = *block_address;
+    pending.release[0] = args_address;
+  }
+  if (function->module->uses_printf) {
+    if (const auto buffer = driver_->allocate(kPrintfBytes, 256); buffer) {
+      pending.printf_address = *buffer;
+      pending.release[1] = *buffer;
+    }
+  }
+  dev::Command cmd{};
+  cmd.opcode = static_cast<uint32_t>(dev::Opcode::Launch);
+  dev::LaunchArgs& launch = cmd.body.launch;
+  launch.function = function->handle;
+  launch.grid[0] = grid.x;
+  launch.grid[1] = grid.y;
+  launch.grid[2] = grid.z;
+  launch.block[0] = block.x;
+  launch.block[1] = block.y;
+  launch.block[2] = block.z;
+  launch.dynamic_shared_bytes = static_cast<uint32_t>(shared);
+  launch.args_address = args_address;
+  launch.args_bytes = packed.size();
+  launch.printf_address = pending.printf_address;
+  launch.printf_bytes = pending.printf_address != 0 ? kPrintfBytes : 0;
+  const uint64_t sequence = submit(*stream, cmd, std::move(pending));
+  return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
+}
+
+cudaError_t Runtime::function_attributes(cudaFuncAttributes* attributes, const void* host_function) {
+  if (attributes == nullptr) return cudaErrorInvalidValue;
+  Function* function = function_of(host_function);
+  if (function == nullptr) return cudaErrorInvalidDeviceFunction;
+  if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  std::memset(attributes, 0, sizeof *attributes);
+  attributes->maxThreadsPerBlock = static_cast<int>(info().max_threads_per_block);
+  attributes->numRegs = 32;
+  attributes->ptxVersion = static_cast<int>(info().compute_capability);
+  attributes->binaryVersion = static_cast<int>(info().compute_capability);
+  attributes->maxDynamicSharedSizeBytes = static_cast<int>(info().shared_memory_per_block);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::occupancy(int* blocks, const void* host_function, int block_size, std::size_t shared) {
+  if (blocks == nullptr || block_size <= 0) return cudaErrorInvalidValue;
+  if (function_of(host_function) == nullptr) return cudaErrorInvalidDeviceFunction;
+  const dev::DeviceInfo& d = info();
+  const uint32_t warps = (static_cast<uint32_t>(block_size) + d.warp_size - 1) / d.warp_size;
+  uint64_t limit = d.max_ctas_per_sm;
+  limit = std::min<uint64_t>(limit, d.max_threads_per_sm / (warps * d.warp_size));
+  if (shared > 0) limit = std::min<uint64_t>(limit, d.shared_memory_per_sm / shared);
+  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) limit = 0;
+  *blocks = static_cast<int>(limit);
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams and events.
+
+Stream* Runtime::stream_of(cudaStream_t stream) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return &legacy_;
+  const auto it = streams_.find(reinterpret_cast<Stream*>(stream));
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+Event* Runtime::event_of(cudaEvent_t event) {
+  const auto it = events_.find(reinterpret_cast<Event*>(event));
+  return it == events_.end() ? nullptr : it->second.get();
+}
+
+cudaError_t Runtime::stream_create(cudaStream_t* stream, unsigned flags) {
+  if (stream == nullptr) return cudaErrorInvalidValue;
+  auto created = std::make_unique<Stream>();
+  created->queue = 1 + (next_queue_++ - 1) % kStreamQueues;
+  created->blocking = (flags & cudaStreamNonBlocking) == 0;
+  *stream = reinterpret_cast<cudaStream_t>(created.get());
+  streams_[created.get()] = std::move(created);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::stream_destroy(cudaStream_t stream) {
+  const auto it = streams_.find(reinterpret_cast<Stream*>(stream));
+  if (it == streams_.end()) return cudaErrorInvalidResourceHandle;
+  streams_.erase(it);  // its queued work still completes
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (stream->queue == 0) return synchronize();
+  const cudaError_t error = wait_for(last_on_queue_[stream->queue]);
+  if (error != cudaSuccess) return error;
+  const cudaError_t deferred = deferred_;
+  deferred_ = cudaSuccess;
+  return deferred;
+}
+
+cudaError_t Runtime::stream_query(cudaStream_t stream_handle) {
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  reap();
+  const uint64_t last = last_on_queue_[stream->queue];
+  return last != 0 && pending_.count(last) != 0 ? cudaErrorNotReady : cudaSuccess;
+}
+
+cudaError_t Runtime::stream_wait_event(cudaStream_t stream_handle, cudaEvent_t event_handle) {
+  Stream* stream = stream_of(stream_handle);
+  Event* event = event_of(event_handle);
+  if (stream == nullptr || event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (event->value == 0) return cudaSuccess;
+  const uint64_t sequence = submit_raw(stream->queue, command(dev::Opcode::SemaphoreWait, event->cell, event->value),
+                                       Pending{0, {0, 0}, 0, "cudaStreamWaitEvent"});
+  return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
+}
+
+cudaError_t Runtime::event_create(cudaEvent_t* event, unsigned flags) {
+  if (event == nullptr) return cudaErrorInvalidValue;
+  const auto cell = driver_->allocate(16, 16);
+  if (!cell) return cudaErrorMemoryAllocation;
+  std::memset(driver_->pointer(*cell), 0, 16);
+  auto created = std::make_unique<Event>();
+  created->cell = *cell;
+  created->disable_timing = (flags & cudaEventDisableTiming) != 0;
+  *event = reinterpret_cast<cudaEvent_t>(created.get());
+  events_[created.get()] = std::move(created);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::event_destroy(cudaEvent_t event_handle) {
+  const auto it = events_.find(reinterpret_cast<Event*>(event_handle));
+  if (it == events_.end()) return cudaErrorInvalidResourceHandle;
+  // The cell may still be signalled by queued work: keep it until that work completes.
+  if (it->second->sequence != 0 && pending_.count(it->second->sequence) != 0) {
+    pending_[it->second->sequence].release[1] = it->second->cell;
+  } else {
+    driver_->release(it->second->cell);
+  }
+  events_.erase(it);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::event_record(cudaEvent_t event_handle, cudaStream_t stream_handle) {
+  Event* event = event_of(event_handle);
+  Stream* stream = stream_of(stream_handle);
+  if (event == nullptr || stream == nullptr) return cudaErrorInvalidResourceHandle;
+  const uint64_t value = event->value + 1;
+  const uint64_t sequence = submit(*stream, command(dev::Opcode::SemaphoreSignal, event->cell, value),
+                                   Pending{0, {0, 0}, 0, "cudaEventRecord"});
+  if (sequence == 0) return cudaErrorDevicesUnavailable;
+  event->value = value;
+  event->sequence = sequence;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
+  Event* event = event_of(event_handle);
+  if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (event->sequence == 0) return cudaSuccess;
+  return wait_for(event->sequence);
+}
+
+cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
+  Event* event = event_of(event_handle);
+  if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  reap();
+  return event->sequence != 0 && pending_.count(event->sequence) != 0 ? cudaErrorNotReady : cudaSuccess;
+}
+
+cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEvent_t end_handle) {
+  Event* start = event_of(start_handle);
+  Event* end = event_of(end_handle);
+  if (ms == nullptr) return cudaErrorInvalidValue;
+  if (start == nullptr || end == nullptr) return cudaErrorInvalidResourceHandle;
+  if (start->disable_timing || end->disable_timing || start->value == 0 || end->value == 0) {
+    return cudaErrorInvalidResourceHandle;
+  }
+  reap();
+  if (pending_.count(start->sequence) != 0 || pending_.count(end->sequence) != 0) return cudaErrorNotReady;
+  uint64_t start_ps = 0;
+  uint64_t end_ps = 0;
+  std::memcpy(&start_ps, static_cast<uint8_t*>(driver_->pointer(start->cell)) + 8, 8);
+  std::memcpy(&end_ps, static_cast<uint8_t*>(driver_->pointer(end->cell)) + 8, 8);
+  *ms = static_cast<float>((static_cast<double>(end_ps) - static_cast<double>(start_ps)) / 1e9);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::synchronize() {
+  if (driver_ == nullptr) return cudaSuccess;
+  cudaError_t first = cudaSuccess;
+  for (uint32_t q = 0; q < dev::kQueuesPerChannel; ++q) {
+    const uint64_t last = last_on_queue_[q];
+    if (last == 0 || pending_.count(last) == 0) continue;
+    const cudaError_t error = wait_for(last);
+    if (error != cudaSuccess && first == cudaSuccess) first = error;
+  }
+  reap();
+  if (sticky_ != cudaSuccess) return sticky_;
+  const cudaError_t deferred = deferred_;
+  deferred_ = cudaSuccess;
+  return first != cudaSuccess ? first : deferred;
+}
+
+}  // namespace gpuvp::cudart
+
+namespace gpuvp::cudart {
+
+int report_unimplemented(const char* name) {
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  runtime.log_unsupported(name);
+  return static_cast<int>(runtime.record(cudaErrorNotSupported));
+}
+
+}  // namespace gpuvp::cudart
