@@ -452,6 +452,50 @@ TEST(PtxArithmetic, HalfPrecisionPairsMatchCpuFloat16) {
   }
 }
 
+// bf16 round-to-nearest-even from a float, independent of the executor's converter.
+uint16_t bf16_bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if (std::isnan(x)) return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+float bf16_value(uint16_t b) {
+  const uint32_t bits = uint32_t{b} << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+TEST(PtxArithmetic, PackedHalfAndBfloat16ConversionsOnSm80) {
+  Harness h("sm80");
+  const int threads = 64;
+  std::vector<float> a(2 * threads + 1);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::ldexp(static_cast<float>(i) * 1.37f - 40.0f, static_cast<int>(i % 9) - 4);
+  const uint64_t da = h.upload(a), dh = h.upload(std::vector<uint32_t>(threads)), db = h.upload(std::vector<uint32_t>(threads)),
+                 dp = h.upload(std::vector<uint16_t>(threads));
+  LaunchResult r = h.launch("pack_halves", Dim3(1), Dim3(threads), 0, da, dh, db, dp);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto halves = h.download<uint32_t>(dh, threads);
+  auto bfloats = h.download<uint32_t>(db, threads);
+  auto products = h.download<uint16_t>(dp, threads);
+  auto half_bits = [](float x) {
+    _Float16 f = static_cast<_Float16>(x);
+    uint16_t raw;
+    std::memcpy(&raw, &f, 2);
+    return raw;
+  };
+  for (int i = 0; i < threads; ++i) {
+    // __floats2half2_rn(x, y): x in the low half, y in the high half.
+    EXPECT_EQ(halves[i] & 0xffff, half_bits(a[2 * i])) << i;
+    EXPECT_EQ(halves[i] >> 16, half_bits(a[2 * i + 1])) << i;
+    EXPECT_EQ(bfloats[i] & 0xffff, bf16_bits(a[2 * i])) << i;
+    EXPECT_EQ(bfloats[i] >> 16, bf16_bits(a[2 * i + 1])) << i;
+    const double product = static_cast<double>(bf16_value(bf16_bits(a[i]))) * static_cast<double>(bf16_value(bf16_bits(a[i + 1])));
+    EXPECT_EQ(products[i], bf16_bits(static_cast<float>(product))) << i;  // exact in float: 8x8-bit mantissas
+  }
+}
+
 TEST(PtxArithmetic, ReduxSyncOnSm80) {
   Harness h("sm80");
   std::vector<unsigned> in(64);

@@ -1601,6 +1601,15 @@ class Parser {
         need_type({});
         if (inst.type2 == Type::kNone) fail(token, "cvt needs destination and source types");
         if (inst.type == Type::kPred || inst.type2 == Type::kPred) fail(token, "cvt does not convert predicates");
+        if (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) {
+          // cvt.rn.f16x2.f32 d, a, b: d.hi = a, d.lo = b
+          if (inst.type2 != Type::kF32) fail(token, "packed cvt converts from .f32 only");
+          expect_count(token, raw, 3, 3);
+          set(0, dest(raw[0], false, token));
+          set(1, source(raw[1], Type::kF32, false));
+          set(2, source(raw[2], Type::kF32, false));
+          break;
+        }
         expect_count(token, raw, 2, 2);
         set(0, dest(raw[0], false, token));
         set(1, source(raw[1], inst.type2, false));
