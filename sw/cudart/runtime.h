@@ -147,7 +147,7 @@ class Runtime {
   // Queues a command on `stream`'s queue after the legacy-stream dependencies it needs.
   uint64_t submit(Stream& stream, device::Command command, Pending pending);
   uint64_t submit_raw(uint32_t queue, device::Command command, Pending pending);
-  device::Completion call(uint32_t queue, const device::Command& command);  // synchronous
+  driver::Completion call(uint32_t queue, const device::Command& command);  // synchronous
   cudaError_t wait_for(uint64_t sequence);  // waits, then completes everything that arrived
   void reap();                              // completes every pending op that has finished
   cudaError_t complete(uint64_t sequence, const driver::Completion& completion);
