@@ -1661,6 +1661,7 @@ class Parser {
       case Opcode::kLd: case Opcode::kLdu: {
         need_type({});
         if (pred) fail(token, "ld of a predicate");
+        if (ir::type_bytes(t) > 8) fail(token, "unsupported 128-bit access in '" + std::string(token.text) + "'");
         expect_count(token, raw, 2, 3);
         set(0, data(raw[0], t, inst.vector_width, true));
         set(1, memory(raw[1]));
@@ -1669,6 +1670,7 @@ class Parser {
       case Opcode::kSt: {
         need_type({});
         if (pred) fail(token, "st of a predicate");
+        if (ir::type_bytes(t) > 8) fail(token, "unsupported 128-bit access in '" + std::string(token.text) + "'");
         expect_count(token, raw, 2, 3);
         set(0, memory(raw[0]));
         set(1, data(raw[1], t, inst.vector_width, false));
