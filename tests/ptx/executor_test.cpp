@@ -366,6 +366,13 @@ TEST(PtxExecutor, InvalidLaunchConfigurationsAreRejected) {
   EXPECT_THROW(h.launch("vector_add", Dim3(1), Dim3(32), 0, buffer, buffer, buffer), std::invalid_argument);
   EXPECT_THROW(h.launch("vector_add", Dim3(1), Dim3(32), 0, buffer, buffer, buffer, 4.0), std::invalid_argument);
   EXPECT_THROW(h.loaded().kernel("no_such_kernel"), std::out_of_range);
+  // A kernel of another module cannot be launched through this one.
+  LoadedModule other(Module::parse(generated_ptx("arith"), "arith.ptx"), h.memory());
+  Executor executor(h.memory());
+  const Kernel& foreign = other.kernel("float_approx");
+  LaunchResult r = executor.launch(h.loaded(), foreign, LaunchConfig{Dim3(1), Dim3(32), 0}, std::vector<uint8_t>(foreign.param_bytes));
+  EXPECT_EQ(r.status, LaunchStatus::kInvalidLaunch);
+  EXPECT_THAT(r.message, HasSubstr("does not belong"));
 }
 
 }  // namespace

@@ -239,13 +239,10 @@ class LaunchRun {
   // ---------------------------------------------------------------- setup
   void validate() {
     auto invalid = [](const std::string& message) { throw KernelFault{LaunchStatus::kInvalidLaunch, message}; };
-    if (kernel_.function_index >= program_.functions.size() || &program_.kernels[0] > &kernel_ ||
-        &kernel_ >= program_.kernels.data() + program_.kernels.size()) {
-      // The kernel must come from this module (its function index refers to this program).
-      bool found = false;
-      for (const auto& k : program_.kernels) found |= (&k == &kernel_);
-      if (!found) invalid("kernel " + kernel_.name + " does not belong to module " + program_.file_name);
-    }
+    // The kernel must come from this module: its function index refers to this program.
+    bool found = false;
+    for (const auto& k : program_.kernels) found |= (&k == &kernel_);
+    if (!found) invalid("kernel " + kernel_.name + " does not belong to module " + program_.file_name);
     const Dim3& g = config_.grid;
     const Dim3& b = config_.block;
     if (g.x == 0 || g.y == 0 || g.z == 0 || g.y > 65535 || g.z > 65535) invalid("invalid grid dimensions");
