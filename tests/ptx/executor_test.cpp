@@ -358,6 +358,46 @@ TEST(PtxExecutor, IndirectCallsWithDivergentTargetsAndRecursion) {
   }
 }
 
+TEST(PtxExecutor, MemoryObserverSeesEveryAccessInItsSpace) {
+  std::vector<MemoryAccess> accesses;
+  ExecutorOptions options;
+  options.memory_observer = [&accesses](const MemoryAccess& access) { accesses.push_back(access); };
+  Harness h("basic", options);
+  const int threads = 64;
+  std::vector<int> in(threads, 1);
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<int>(1));
+  ASSERT_TRUE(h.launch("block_sum", Dim3(1), Dim3(threads), threads * 4, din, dout).ok());
+  size_t global_reads = 0, global_writes = 0, shared_writes = 0, param_reads = 0;
+  // The dynamic shared array starts after the module's static shared variables.
+  uint64_t shared_base = ~0ULL;
+  for (const auto& a : accesses) {
+    if (a.space == MemoryAccess::Space::kShared) shared_base = std::min(shared_base, a.address);
+  }
+  for (const auto& a : accesses) {
+    if (a.space == MemoryAccess::Space::kGlobal && !a.is_write) {
+      ++global_reads;
+      EXPECT_EQ(a.address, din + 4 * (a.warp * 32 + a.lane));
+      EXPECT_EQ(a.size, 4u);
+      EXPECT_GT(a.ptx_line, 0u);
+    }
+    if (a.space == MemoryAccess::Space::kGlobal && a.is_write) {
+      ++global_writes;
+      EXPECT_EQ(a.address, dout);
+    }
+    if (a.space == MemoryAccess::Space::kShared && a.is_write) {
+      ++shared_writes;
+      EXPECT_LT(a.address, shared_base + threads * 4u);
+      EXPECT_EQ(a.address % 4, 0u);
+    }
+    if (a.space == MemoryAccess::Space::kParam) ++param_reads;
+  }
+  EXPECT_EQ(global_reads, static_cast<size_t>(threads));
+  EXPECT_EQ(global_writes, 1u);
+  // One initial store per thread, then one per active thread at each of log2(64) levels.
+  EXPECT_EQ(shared_writes, static_cast<size_t>(threads + 32 + 16 + 8 + 4 + 2 + 1));
+  EXPECT_GE(param_reads, static_cast<size_t>(threads));
+}
+
 TEST(PtxExecutor, InvalidLaunchConfigurationsAreRejected) {
   Harness h("basic");
   const uint64_t buffer = h.upload(std::vector<float>(4));

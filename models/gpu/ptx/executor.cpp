@@ -634,9 +634,46 @@ class LaunchRun {
     }
   }
 
+  // Reports an access to the observer with its resolved space and in-space address.
+  void observe(const Warp& warp, int lane, ir::Space space, uint64_t address, uint32_t size, bool is_write, bool is_global) {
+    MemoryAccess access;
+    if (is_global) {
+      access.space = space == ir::Space::kConst ? MemoryAccess::Space::kConst : MemoryAccess::Space::kGlobal;
+    } else {
+      ir::Space effective = space;
+      if (space == ir::Space::kGeneric || space == ir::Space::kShared || space == ir::Space::kLocal) {
+        if (address >= kSharedWindow && address < kSharedWindow + kWindowBytes) {
+          effective = ir::Space::kShared;
+          address -= kSharedWindow;
+        } else if (address >= kLocalWindow && address < kLocalWindow + kWindowBytes) {
+          effective = ir::Space::kLocal;
+          address -= kLocalWindow;
+        }
+      }
+      if (address >= kParamWindow && address < kParamWindow + kWindowBytes) {
+        effective = ir::Space::kParam;
+        address -= kParamWindow;
+      }
+      access.space = effective == ir::Space::kShared ? MemoryAccess::Space::kShared
+                     : effective == ir::Space::kParam ? MemoryAccess::Space::kParam
+                                                      : MemoryAccess::Space::kLocal;
+    }
+    access.is_write = is_write;
+    access.address = address;
+    access.size = size;
+    access.cta = cta_->id;
+    access.warp = warp.index;
+    access.lane = static_cast<uint32_t>(lane);
+    const auto& f = program_.functions[key_function(warp.current_key)];
+    const uint32_t pc = key_pc(warp.current_key);
+    access.ptx_line = pc < f.body.size() ? f.body[pc].line : f.line;
+    options_.memory_observer(access);
+  }
+
   void load_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, void* out, uint32_t size, const char* what) {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, false, global_address, what);
+    if (options_.memory_observer) observe(warp, lane, space, address, size, false, host == nullptr);
     if (host != nullptr) {
       std::memcpy(out, host, size);
     } else if (!global_.read(global_address, out, size)) {
@@ -647,6 +684,7 @@ class LaunchRun {
   void store_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, const void* in, uint32_t size, const char* what) {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, true, global_address, what);
+    if (options_.memory_observer) observe(warp, lane, space, address, size, true, host == nullptr);
     if (host != nullptr) {
       std::memcpy(host, in, size);
     } else if (!global_.write(global_address, in, size)) {
@@ -672,7 +710,7 @@ class LaunchRun {
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
     // Kernel parameters are the same for every lane: read once, broadcast.
     if (width == 1 && address.memory_base == ir::MemoryBase::kSymbol && address.symbol_kind == ir::SymbolKind::kKernelParam &&
-        data.kind == OperandKind::kRegister) {
+        data.kind == OperandKind::kRegister && !options_.memory_observer) {
       uint64_t value = 0;
       load_bytes(c.warp, __builtin_ctz(mask), inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
       value = extend_loaded(value, inst.type);

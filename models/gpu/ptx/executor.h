@@ -123,8 +123,26 @@ inline PrintfSink printf_to(std::ostream& stream) {
   return [&stream](std::string_view text) { stream << text; };
 }
 
+// One memory access of one thread, for timing models and tracing. Addresses are in the
+// access's state space after generic-address resolution: device addresses for global and
+// const, byte offsets for shared (per CTA), local (per thread) and param (kernel buffer or
+// the thread's call frame). Atomics report a read and then a write.
+struct MemoryAccess {
+  enum class Space : uint8_t { kGlobal, kShared, kLocal, kConst, kParam };
+  Space space = Space::kGlobal;
+  bool is_write = false;
+  uint64_t address = 0;
+  uint32_t size = 0;
+  Dim3 cta;
+  uint32_t warp = 0;  // warp index within the CTA
+  uint32_t lane = 0;
+  uint32_t ptx_line = 0;
+};
+using MemoryObserver = std::function<void(const MemoryAccess& access)>;
+
 struct ExecutorOptions {
   PrintfSink printf_sink;               // empty: printf output is discarded
+  MemoryObserver memory_observer;       // empty: no per-access callback (no cost)
   uint64_t instruction_limit = 0;       // warp instructions per launch; 0 = unlimited
   uint32_t sm_count = 80;               // reported by %nsmid; %smid = cta index % sm_count
   uint32_t local_bytes_per_thread = 64 * 1024;  // call stack + .local depots
