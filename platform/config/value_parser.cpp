@@ -57,7 +57,7 @@ ParseOutcome parse_knob_value(const KnobSpec& spec, std::string_view text) {
       if (text == "false") { value.flag = false; return value; }
       return "expected true or false, got " + quoted(text);
     case KnobType::Text:
-      if (text.empty()) return std::string("expected text, got an empty value");
+      // Empty text is a value: knobs use it for "not set, use the automatic choice".
       value.text = std::string(text);
       return value;
     case KnobType::Choice: {
