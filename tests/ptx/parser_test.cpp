@@ -24,6 +24,10 @@ TEST(PtxParser, NvccModulesParseWithKernelsParamsAndVariables) {
   EXPECT_EQ(add->params[3].size, 4u);
   EXPECT_EQ(add->param_bytes, 28u);
   EXPECT_EQ(module.find_kernel("fibonacci"), nullptr);  // a .func, not a kernel
+  // Static shared memory counts only the variables each kernel reaches.
+  EXPECT_EQ(add->static_shared_bytes, 0u);
+  EXPECT_EQ(module.find_kernel("atomics")->static_shared_bytes, 8u);
+  EXPECT_EQ(module.find_kernel("generic_addressing")->static_shared_bytes, 256u);
   bool found_table = false;
   for (const auto& v : module.variables()) found_table |= v.name == "initialised_table" && v.initializer.size() == 12;
   EXPECT_TRUE(found_table);

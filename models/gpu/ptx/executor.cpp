@@ -292,7 +292,8 @@ class LaunchRun {
       total_predicates_ += program_.functions[f].predicate_count;
       if (program_.functions[f].body.size() >= (1u << 28)) throw KernelFault{LaunchStatus::kInvalidLaunch, "function too large"};
     }
-    dynamic_shared_offset_ = static_cast<uint32_t>((program_.module_shared_bytes + program_.dynamic_shared_alignment - 1) /
+    shared_offsets_ = &program_.kernel_shared_offsets[static_cast<size_t>(&kernel_ - program_.kernels.data())];
+    dynamic_shared_offset_ = static_cast<uint32_t>((kernel_.static_shared_bytes + program_.dynamic_shared_alignment - 1) /
                                                    program_.dynamic_shared_alignment * program_.dynamic_shared_alignment);
     shared_bytes_ = dynamic_shared_offset_ + config_.dynamic_shared_bytes;
     const uint64_t threads = config_.block.count();
@@ -513,7 +514,7 @@ class LaunchRun {
   uint64_t symbol_address(const Warp& warp, ir::SymbolKind kind, uint32_t index, int lane) const {
     switch (kind) {
       case ir::SymbolKind::kModuleVariable: return loaded_.variable_addresses()[index];
-      case ir::SymbolKind::kShared: return 0;
+      case ir::SymbolKind::kShared: return (*shared_offsets_)[index];
       case ir::SymbolKind::kDynamicShared: return dynamic_shared_offset_;
       case ir::SymbolKind::kLocal: return warp.frame_base[lane];
       case ir::SymbolKind::kKernelParam: return kParamWindow;
@@ -1213,6 +1214,7 @@ class LaunchRun {
   uint32_t total_registers_ = 0;
   uint32_t total_predicates_ = 0;
   uint32_t dynamic_shared_offset_ = 0;
+  const std::vector<uint32_t>* shared_offsets_ = nullptr;  // this kernel's static shared layout
   uint32_t shared_bytes_ = 0;
   std::vector<Warp> warps_;
   Cta* cta_ = nullptr;

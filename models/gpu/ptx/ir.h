@@ -92,7 +92,7 @@ enum class SpecialRegister : uint8_t {
 // Where a symbol's address comes from at run time.
 enum class SymbolKind : uint8_t {
   kModuleVariable,  // .global/.const: LoadedModule's address table, by variable index
-  kShared,          // offset in the CTA's shared memory
+  kShared,          // static .shared variable (index); its offset depends on the kernel
   kDynamicShared,   // extern .shared: starts after all static shared, aligned
   kLocal,           // offset in the current call frame (per thread)
   kKernelParam,     // offset in the kernel parameter buffer
@@ -183,8 +183,8 @@ struct Function {
 
 struct SharedVariable {
   std::string name;
-  uint32_t offset = 0;
   uint32_t size = 0;
+  uint32_t alignment = 1;
 };
 
 // An address stored in a module variable's initializer (e.g. a table of string pointers).
@@ -201,7 +201,11 @@ struct Program {
   std::string target;
   std::vector<Function> functions;
   std::vector<ModuleVariable> variables;     // .global/.const, indexed by kModuleVariable
-  uint32_t module_shared_bytes = 0;          // module-scope static .shared
+  uint32_t module_shared_bytes = 0;          // all static .shared variables together
+  std::vector<SharedVariable> shared_variables;  // indexed by kShared symbols
+  // Per kernel (indexed like kernels): offset of each shared variable the kernel can reach
+  // (its own code and the functions it calls); only those count in its static size.
+  std::vector<std::vector<uint32_t>> kernel_shared_offsets;
   uint32_t dynamic_shared_alignment = 16;    // where extern .shared starts (aligned)
   std::vector<Relocation> relocations;
   std::vector<Kernel> kernels;               // public view

@@ -592,7 +592,8 @@ class Parser {
               uint64_t offset = align_up(program_.module_shared_bytes, alignment);
               if (offset + size > (1u << 30)) fail(*var.name_token, "static shared memory too large");
               entity.symbol_kind = SymbolKind::kShared;
-              entity.offset = static_cast<int64_t>(offset);
+              entity.index = static_cast<uint32_t>(program_.shared_variables.size());
+              program_.shared_variables.push_back({var.name, static_cast<uint32_t>(size), static_cast<uint32_t>(alignment)});
               program_.module_shared_bytes = static_cast<uint32_t>(offset + size);
             }
           } else {
@@ -1876,7 +1877,8 @@ class Parser {
       k.name = f.name;
       k.function_index = i;
       k.param_bytes = f.param_bytes;
-      k.static_shared_bytes = program_.module_shared_bytes;
+      auto offsets = layout_kernel_shared(i, k.static_shared_bytes);
+      program_.kernel_shared_offsets.push_back(std::move(offsets));
       k.max_threads_per_cta = f.max_threads_per_cta;
       for (const auto& p : f.params) k.params.push_back({p.name, p.offset, p.size, p.alignment});
       program_.kernel_by_name.emplace(k.name, static_cast<uint32_t>(program_.kernels.size()));
@@ -1888,6 +1890,50 @@ class Parser {
       if (!target) continue;
       program_.relocations.push_back({*target, reloc.offset, reloc.target_variable, reloc.addend});
     }
+  }
+
+  // Static shared layout of one kernel: the variables its code (and callees) reference, in
+  // declaration order, aligned; unreferenced variables take no space.
+  std::vector<uint32_t> layout_kernel_shared(uint32_t kernel, uint32_t& total_bytes) const {
+    std::vector<bool> reachable(program_.functions.size(), false);
+    std::vector<uint32_t> pending{kernel};
+    reachable[kernel] = true;
+    std::vector<bool> used(program_.shared_variables.size(), false);
+    auto note = [&](const Operand& op) {
+      const bool symbol = op.kind == OperandKind::kSymbol || (op.kind == OperandKind::kMemory && op.memory_base == MemoryBase::kSymbol);
+      if (symbol && op.symbol_kind == SymbolKind::kShared && op.index < used.size()) used[op.index] = true;
+    };
+    while (!pending.empty()) {
+      const uint32_t f = pending.back();
+      pending.pop_back();
+      const Function& function = program_.functions[f];
+      for (const auto& e : function.vector_elements) note(e);
+      for (const auto& inst : function.body) {
+        for (int o = 0; o < inst.operand_count; ++o) note(inst.operands[o]);
+        if (inst.opcode != Opcode::kCall) continue;
+        if (inst.operands[0].kind == OperandKind::kRegister) {  // indirect: any function
+          for (size_t g = 0; g < reachable.size(); ++g) {
+            if (!reachable[g]) {
+              reachable[g] = true;
+              pending.push_back(static_cast<uint32_t>(g));
+            }
+          }
+        } else if (!reachable[inst.operands[0].index]) {
+          reachable[inst.operands[0].index] = true;
+          pending.push_back(inst.operands[0].index);
+        }
+      }
+    }
+    std::vector<uint32_t> offsets(program_.shared_variables.size(), 0);
+    uint64_t cursor = 0;
+    for (size_t v = 0; v < used.size(); ++v) {
+      if (!used[v]) continue;
+      cursor = align_up(cursor, program_.shared_variables[v].alignment);
+      offsets[v] = static_cast<uint32_t>(cursor);
+      cursor += program_.shared_variables[v].size;
+    }
+    total_bytes = static_cast<uint32_t>(cursor);
+    return offsets;
   }
 
   struct PendingRelocation {
