@@ -48,6 +48,14 @@ const FatbinEntry* Fatbin::best_ptx(uint32_t cc) const {
   return best;
 }
 
+const FatbinEntry* Fatbin::lowest_ptx() const {
+  const FatbinEntry* lowest = nullptr;
+  for (const FatbinEntry& entry : entries) {
+    if (entry.kind == FatbinKind::Ptx && (lowest == nullptr || entry.arch < lowest->arch)) lowest = &entry;
+  }
+  return lowest;
+}
+
 std::optional<Fatbin> parse_fatbin(const void* data, std::size_t limit, std::string* error) {
   if (data == nullptr) {
     fail(error, "null fatbin");

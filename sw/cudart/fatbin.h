@@ -35,6 +35,8 @@ struct Fatbin {
   // The PTX to JIT for a device of compute capability `cc` (major*10+minor): the newest PTX
   // whose architecture is <= cc. nullptr when there is none.
   const FatbinEntry* best_ptx(uint32_t cc) const;
+  // The PTX of the lowest architecture, nullptr when there is none.
+  const FatbinEntry* lowest_ptx() const;
 };
 
 // Parses one container at `data`. `limit` bounds the bytes that may be read (0: trust the

@@ -312,6 +312,10 @@ cudaError_t Runtime::reset() {
 // ---------------------------------------------------------------------------------------------
 // Command plumbing.
 
+std::size_t Runtime::printf_bytes() const {
+  return std::min<std::size_t>(kPrintfBytes, driver_->window_capacity() / 8);
+}
+
 uint64_t Runtime::submit_raw(uint32_t queue, dev::Command cmd, Pending pending) {
   const uint64_t sequence = driver_->submit(queue, cmd);
   if (sequence == 0) {
@@ -364,7 +368,7 @@ uint64_t Runtime::submit(Stream& stream, dev::Command cmd, Pending pending) {
 
 void Runtime::flush_printf(uint64_t address, const driver::Completion& completion) {
   if (address == 0 || completion.lost) return;
-  const uint64_t bytes = std::min<uint64_t>(completion.value0, kPrintfBytes);
+  const uint64_t bytes = std::min<uint64_t>(completion.value0, printf_bytes());
   if (bytes > 0) {
     std::fwrite(driver_->pointer(address), 1, bytes, stdout);
     std::fflush(stdout);
@@ -441,12 +445,19 @@ cudaError_t Runtime::load_module(Module& module) {
     std::fprintf(stderr, "gpuvp: cannot read the program's fatbin: %s\n", module.parse_error.c_str());
     return module.load_error = cudaErrorInvalidKernelImage;
   }
-  const FatbinEntry* ptx = module.fatbin->best_ptx(info().compute_capability);
+  const uint32_t cc = info().compute_capability;
+  const FatbinEntry* ptx = module.fatbin->best_ptx(cc);
   if (ptx == nullptr) {
-    std::fprintf(stderr,
-                 "gpuvp: the program has no PTX for compute capability %u.%u or lower (build with nvcc's default "
-                 "-arch, or -gencode arch=compute_XX,code=compute_XX)\n",
-                 info().compute_capability / 10, info().compute_capability % 10);
+    // nvcc 13 cannot target below compute_75, so a cc 7.0 preset (V100) gets the lowest PTX the
+    // program carries: the functional model executes it all the same.
+    ptx = module.fatbin->lowest_ptx();
+    if (ptx != nullptr && std::getenv("GPUVP_VERBOSE") != nullptr) {
+      std::fprintf(stderr, "gpuvp: no PTX for compute capability %u.%u or lower; using compute_%u\n", cc / 10,
+                   cc % 10, ptx->arch);
+    }
+  }
+  if (ptx == nullptr) {
+    std::fprintf(stderr, "gpuvp: the program carries no PTX (build without code=sm_XX-only -gencode options)\n");
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
   module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
@@ -598,7 +609,7 @@ cudaError_t Runtime::free_host(void* ptr) {
 cudaError_t Runtime::stage_copy(uint64_t dst, const void* src, void* host_dst, uint64_t device_src, std::size_t bytes,
                                 Stream& stream) {
   // Pageable host memory goes through a staging block of the window, chunk by chunk.
-  const std::size_t chunk = std::min(bytes, kStagingBytes);
+  const std::size_t chunk = std::min<std::size_t>({bytes, kStagingBytes, driver_->window_capacity() / 4});
   const auto staging = driver_->allocate(chunk, 256);
   if (!staging) return cudaErrorMemoryAllocation;
   cudaError_t error = cudaSuccess;
@@ -774,7 +785,7 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
     pending.release[0] = args_address;
   }
   if (function->module->uses_printf) {
-    if (const auto buffer = driver_->allocate(kPrintfBytes, 256); buffer) {
+    if (const auto buffer = driver_->allocate(printf_bytes(), 256); buffer) {
       pending.printf_address = *buffer;
       pending.release[1] = *buffer;
     }
@@ -793,7 +804,7 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   launch.args_address = args_address;
   launch.args_bytes = packed.size();
   launch.printf_address = pending.printf_address;
-  launch.printf_bytes = pending.printf_address != 0 ? kPrintfBytes : 0;
+  launch.printf_bytes = pending.printf_address != 0 ? printf_bytes() : 0;
   const uint64_t sequence = submit(*stream, cmd, std::move(pending));
   return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
 }

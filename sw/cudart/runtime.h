@@ -162,6 +162,7 @@ class Runtime {
   cudaError_t stage_copy(uint64_t dst, const void* src, void* host_dst, uint64_t device_src, std::size_t bytes,
                          Stream& stream);
   void flush_printf(uint64_t address, const driver::Completion& completion);
+  std::size_t printf_bytes() const;  // device printf buffer per launch
 
   std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<Module>> modules_;

@@ -103,6 +103,7 @@ TEST(Fatbin, UncompressedPtxForSeveralArchitectures) {
   }
   ASSERT_NE(with_both, nullptr);
   EXPECT_EQ(with_both->best_ptx(70), nullptr);
+  EXPECT_EQ(with_both->lowest_ptx()->arch, 75u);
   ASSERT_NE(with_both->best_ptx(75), nullptr);
   EXPECT_EQ(with_both->best_ptx(75)->arch, 75u);
   EXPECT_EQ(with_both->best_ptx(86)->arch, 80u);
