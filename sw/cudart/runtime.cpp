@@ -1,5 +1,6 @@
 #include "sw/cudart/runtime.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -357,6 +358,17 @@ cudaError_t Runtime::queue_dependencies(Stream& stream) {
 }
 
 uint64_t Runtime::submit(Stream& stream, dev::Command cmd, Pending pending) {
+  if (managed_dirty_on_host_ && cmd.opcode != static_cast<uint32_t>(dev::Opcode::SemaphoreSignal) &&
+      cmd.opcode != static_cast<uint32_t>(dev::Opcode::SemaphoreWait) && push_managed() != cudaSuccess) {
+    for (uint64_t block : pending.release) {
+      if (block != 0) driver_->release(block);
+    }
+    return 0;
+  }
+  if (cmd.opcode == static_cast<uint32_t>(dev::Opcode::Launch) || cmd.opcode == static_cast<uint32_t>(dev::Opcode::Memset) ||
+      cmd.opcode == static_cast<uint32_t>(dev::Opcode::Memcpy)) {
+    managed_dirty_on_device_ = managed_dirty_on_device_ || has_managed_;
+  }
   if (queue_dependencies(stream) != cudaSuccess) {
     for (uint64_t block : pending.release) {
       if (block != 0) driver_->release(block);
@@ -577,12 +589,60 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes) {
 }
 
 cudaError_t Runtime::malloc_managed(void** ptr, std::size_t bytes) {
-  // Managed memory needs host and device to see one address; device.h does not yet say how a
-  // managed range is backed by the DMA window (see the report on issue 4).
-  (void)ptr;
-  (void)bytes;
-  log_unsupported("cudaMallocManaged");
-  return cudaErrorNotSupported;
+  // Managed memory until the model's UVM serves host faults: device memory, mirrored by a host
+  // mapping at the same virtual address (so one pointer works on both sides), pushed to the
+  // device before device work and pulled back at synchronization.
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  if (bytes == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const driver::Completion done =
+      call(kControlQueue, command(dev::Opcode::MemMap, bytes, static_cast<uint64_t>(dev::MemoryKind::Managed), page));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) return cudaErrorMemoryAllocation;
+  const uint64_t mapped = (bytes + page - 1) / page * page;
+  void* host = ::mmap(reinterpret_cast<void*>(done.value0), mapped, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (host != reinterpret_cast<void*>(done.value0)) {
+    if (host != MAP_FAILED) ::munmap(host, mapped);
+    call(kControlQueue, command(dev::Opcode::MemUnmap, done.value0));
+    std::fprintf(stderr, "gpuvp: cudaMallocManaged: the device address 0x%llx is taken in this process\n",
+                 static_cast<unsigned long long>(done.value0));
+    return cudaErrorMemoryAllocation;
+  }
+  allocations_[done.value0] = Allocation{bytes, true};
+  managed_dirty_on_host_ = true;
+  has_managed_ = true;
+  *ptr = host;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::push_managed() {
+  if (!managed_dirty_on_host_) return cudaSuccess;
+  managed_dirty_on_host_ = false;
+  for (const auto& [address, allocation] : allocations_) {
+    if (!allocation.managed) continue;
+    if (const cudaError_t e = stage_copy(address, reinterpret_cast<const void*>(address), nullptr, 0, allocation.bytes,
+                                         legacy_);
+        e != cudaSuccess) {
+      return e;
+    }
+  }
+  managed_dirty_on_device_ = true;
+  return cudaSuccess;
+}
+
+void Runtime::pull_managed() {
+  if (!managed_dirty_on_device_ || sticky_ == cudaErrorDevicesUnavailable) return;
+  managed_dirty_on_device_ = false;
+  for (const auto& [address, allocation] : allocations_) {
+    if (!allocation.managed) continue;
+    stage_copy(0, nullptr, reinterpret_cast<void*>(address), address, allocation.bytes, legacy_);
+  }
+  managed_dirty_on_device_ = false;
+  managed_dirty_on_host_ = true;  // the host may write from now on
 }
 
 cudaError_t Runtime::free_device(void* ptr) {
@@ -591,6 +651,10 @@ cudaError_t Runtime::free_device(void* ptr) {
   if (it == allocations_.end()) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
   const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, it->first));
+  if (it->second.managed) {
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    ::munmap(ptr, (it->second.bytes + page - 1) / page * page);
+  }
   allocations_.erase(it);
   if (done.lost) return cudaErrorDevicesUnavailable;
   return done.ok() ? cudaSuccess : cudaErrorInvalidValue;
@@ -873,6 +937,7 @@ cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
   if (stream->queue == 0) return synchronize();
   const cudaError_t error = wait_for(last_on_queue_[stream->queue]);
   if (error != cudaSuccess) return error;
+  pull_managed();
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return deferred;
@@ -939,7 +1004,9 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
   if (event->sequence == 0) return cudaSuccess;
-  return wait_for(event->sequence);
+  const cudaError_t error = wait_for(event->sequence);
+  if (error == cudaSuccess) pull_managed();
+  return error;
 }
 
 cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
@@ -978,6 +1045,7 @@ cudaError_t Runtime::synchronize() {
   }
   reap();
   if (sticky_ != cudaSuccess) return sticky_;
+  if (first == cudaSuccess) pull_managed();
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return first != cudaSuccess ? first : deferred;

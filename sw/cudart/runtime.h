@@ -161,6 +161,8 @@ class Runtime {
   cudaError_t queue_dependencies(Stream& stream);
   cudaError_t stage_copy(uint64_t dst, const void* src, void* host_dst, uint64_t device_src, std::size_t bytes,
                          Stream& stream);
+  cudaError_t push_managed();  // host copies of managed memory -> device, if the host may have written
+  void pull_managed();         // device -> host copies, after synchronization
   void flush_printf(uint64_t address, const driver::Completion& completion);
   std::size_t printf_bytes() const;  // device printf buffer per launch
 
@@ -193,6 +195,9 @@ class Runtime {
   std::map<Stream*, std::unique_ptr<Stream>> streams_;
   std::map<Event*, std::unique_ptr<Event>> events_;
   uint32_t next_queue_ = 1;
+  bool has_managed_ = false;
+  bool managed_dirty_on_host_ = false;
+  bool managed_dirty_on_device_ = false;
 };
 
 }  // namespace gpuvp::cudart

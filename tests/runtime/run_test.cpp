@@ -84,6 +84,12 @@ TEST(GpuvpRun, SeveralTranslationUnitsAndStreams) {
   EXPECT_NE(r.out.find("PASS multi_tu_streams"), std::string::npos) << describe(r);
 }
 
+TEST(GpuvpRun, ManagedMemory) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/managed"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS managed"), std::string::npos) << describe(r);
+}
+
 TEST(GpuvpRun, StatsFileIsWritten) {
   const std::string stats = ::testing::TempDir() + "/gpuvp_run_stats.json";
   std::remove(stats.c_str());
