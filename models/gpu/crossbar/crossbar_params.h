@@ -13,6 +13,8 @@ struct CrossbarParams {
   double latency_ps = 0;
   double link_bandwidth = 0;   // bytes/s per port
   double total_bandwidth = 0;  // bytes/s, all ports together
+  uint32_t header_bytes = 0;   // request/reply header, flits carry header + data
+  uint32_t input_buffer = 0;   // packets each input port buffers
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -26,7 +28,12 @@ struct CrossbarParams {
     k.quantity(&CrossbarParams::link_bandwidth, "gpu.crossbar.link_bandwidth", Dimension::Bandwidth,
                "37.5 GB/s", "1 MB/s", "100 TB/s", "bandwidth of one crossbar port");
     k.quantity(&CrossbarParams::total_bandwidth, "gpu.crossbar.bandwidth", Dimension::Bandwidth, "4800 GB/s",
-               "1 MB/s", "1000 TB/s", "aggregate bandwidth of the crossbar");
+               "1 MB/s", "1000 TB/s",
+               "aggregate bandwidth of the crossbar (informational: the per-link bandwidth governs the model)");
+    k.quantity(&CrossbarParams::header_bytes, "gpu.crossbar.header_size", Dimension::Size, "8 B", "0 B", "256 B",
+               "header of every packet (address, command, ids); a packet is header + data, in whole flits");
+    k.integer(&CrossbarParams::input_buffer, "gpu.crossbar.input_buffer", 8, 1, 1024,
+              "packets one input port buffers (shared by its virtual output queues); full -> END_REQ withheld");
   }
 };
 

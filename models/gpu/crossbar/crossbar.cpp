@@ -1,0 +1,309 @@
+#include "models/gpu/crossbar/crossbar.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "models/memory/timed_queue.h"
+
+namespace gpuvp::gpu {
+
+using memory::Ring;
+using sc_core::sc_time;
+
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr std::size_t kWireDepth = 4;  // packets on one output link's wire
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+}  // namespace
+
+// Which cluster port a request came from, so that its reply finds the way back.
+// The crossbar owns these tags and recycles them, so a payload destroyed while it carries one
+// (simulation torn down mid-flight) must not delete it; a tag still attached when the crossbar
+// goes away is handed over to the payload instead (orphaned), which then deletes it.
+struct Crossbar::RouteExtension : tlm::tlm_extension<RouteExtension> {
+  uint32_t port = 0;
+  bool in_use = false;
+  bool payload_gone = false;  // its payload was destroyed while carrying it
+  bool orphaned = false;      // the crossbar is gone: the payload owns it
+  tlm::tlm_extension_base* clone() const override {
+    auto* copy = new RouteExtension;
+    copy->port = port;
+    copy->orphaned = true;  // a clone belongs to whoever cloned the payload
+    return copy;
+  }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    port = static_cast<const RouteExtension&>(other).port;
+  }
+  void free() override {
+    if (orphaned) delete this;
+    else payload_gone = true;
+  }
+};
+
+struct Crossbar::Net {
+  struct Packet {
+    tlm::tlm_generic_payload* gp = nullptr;
+    uint32_t flits = 0;
+  };
+  struct Flight {
+    uint64_t arrival_ps = 0;
+    tlm::tlm_generic_payload* gp = nullptr;
+  };
+  uint32_t inputs = 0, outputs = 0, capacity = 0;
+  std::vector<Ring<Packet>> voq;  // [input * outputs + output]
+  std::vector<uint32_t> held;     // per input: packets buffered
+  std::vector<tlm::tlm_generic_payload*> withheld;  // per input: acceptance withheld
+  std::vector<uint32_t> withheld_dst;
+  std::vector<uint32_t> pending;  // per output: packets buffered for it
+  std::vector<uint32_t> rr;       // per output: input to favour next
+  std::vector<uint64_t> link_free_ps;
+  std::vector<Ring<Flight>> wire;
+  std::vector<char> busy;  // per output: BEGIN_REQ/BEGIN_RESP unanswered downstream
+  std::vector<tlm::tlm_generic_payload*> busy_with;  // per output: that payload
+  sc_core::sc_event arbitrate;
+  std::vector<std::unique_ptr<sc_core::sc_event>> deliver;
+
+  Net(uint32_t in, uint32_t out, uint32_t cap) : inputs(in), outputs(out), capacity(cap) {
+    voq.reserve(std::size_t{in} * out);
+    for (std::size_t k = 0; k < std::size_t{in} * out; ++k) voq.emplace_back(cap);
+    held.assign(in, 0);
+    withheld.assign(in, nullptr);
+    withheld_dst.assign(in, 0);
+    pending.assign(out, 0);
+    rr.assign(out, 0);
+    link_free_ps.assign(out, 0);
+    for (uint32_t o = 0; o < out; ++o) {
+      wire.emplace_back(kWireDepth);
+      deliver.push_back(std::make_unique<sc_core::sc_event>());
+    }
+    busy.assign(out, 0);
+    busy_with.assign(out, nullptr);
+  }
+};
+
+Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, const memory::AddressMap& map,
+                   uint32_t cluster_ports, stats::Registry& stats, const std::string& stats_path)
+    : sc_core::sc_module(name),
+      cluster("cluster"),
+      slice("slice"),
+      params_(params),
+      map_(map),
+      clock_("crossbar", static_cast<std::uint64_t>(params.clock_hz)),
+      flit_ps_(static_cast<uint64_t>(std::llround(params.flit_bytes / params.link_bandwidth * 1e12))),
+      latency_ps_(static_cast<uint64_t>(std::llround(params.latency_ps))) {
+  if (cluster_ports == 0) throw std::invalid_argument("Crossbar: at least one cluster port");
+  nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer);
+  nets_[kReply] = std::make_unique<Net>(map.slices(), cluster_ports, params.input_buffer);
+  cluster.register_nb_transport_fw(this, &Crossbar::cluster_fw);
+  slice.register_nb_transport_bw(this, &Crossbar::slice_bw);
+
+  auto& g = stats.group(stats_path);
+  const char* dir_name[2] = {"request", "reply"};
+  for (int d = 0; d < 2; ++d) {
+    const std::string n = dir_name[d];
+    packets_[d] = &g.counter(n + "_packets", "packet", n + " packets carried");
+    flits_[d] = &g.counter(n + "_flits", "flit", n + " flits carried");
+    busy_ps_[d] = &g.counter(n + "_busy_ps", "ps", n + " link serialization time, summed over links");
+    withheld_[d] = &g.counter(n + "_withheld", "packet", n + " packets whose acceptance waited for buffer room");
+  }
+  for (int d = 0; d < 2; ++d) {
+    const Dir dir = static_cast<Dir>(d);
+    Net& net = *nets_[d];
+    sc_core::sc_spawn_options a;
+    a.spawn_method();
+    a.dont_initialize();
+    a.set_sensitivity(&net.arbitrate);
+    sc_core::sc_spawn([this, dir] { arbitrate(dir); }, sc_core::sc_gen_unique_name("arbitrate"), &a);
+    for (uint32_t o = 0; o < net.outputs; ++o) {
+      sc_core::sc_spawn_options opts;
+      opts.spawn_method();
+      opts.dont_initialize();
+      opts.set_sensitivity(net.deliver[o].get());
+      sc_core::sc_spawn([this, dir, o] { deliver(dir, o); }, sc_core::sc_gen_unique_name("deliver"), &opts);
+    }
+  }
+}
+
+Crossbar::~Crossbar() {
+  for (auto& route : routes_) {
+    if (route->in_use && !route->payload_gone) {
+      route->orphaned = true;
+      route.release();  // now owned by the payload that carries it
+    }
+  }
+}
+
+void Crossbar::end_of_elaboration() {
+  if (cluster.size() != nets_[kRequest]->inputs)
+    throw std::logic_error("Crossbar: " + std::to_string(cluster.size()) + " cluster initiators bound, " +
+                           std::to_string(nets_[kRequest]->inputs) + " ports declared");
+  if (slice.size() != map_.slices())
+    throw std::logic_error("Crossbar: " + std::to_string(slice.size()) + " slices bound, the address map has " +
+                           std::to_string(map_.slices()));
+}
+
+uint32_t Crossbar::flits(uint64_t data_bytes) const {
+  const uint64_t bytes = params_.header_bytes + data_bytes;
+  return static_cast<uint32_t>(std::max<uint64_t>(1, (bytes + params_.flit_bytes - 1) / params_.flit_bytes));
+}
+
+void Crossbar::notify_arbiter(Dir dir, uint64_t at_ps) {
+  const uint64_t now = now_ps();
+  nets_[dir]->arbitrate.notify(sc_time::from_value(at_ps > now ? at_ps - now : 0));
+}
+
+bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
+  Net& net = *nets_[dir];
+  if (net.held[input] == net.capacity) return false;
+  uint32_t dst;
+  uint64_t data;
+  if (dir == kRequest) {
+    dst = map_.slice(gp.get_address());
+    data = gp.is_write() ? gp.get_data_length() : 0;
+  } else {
+    auto* route = gp.get_extension<RouteExtension>();
+    dst = route->port;
+    gp.clear_extension(route);
+    route->in_use = false;
+    free_routes_.push_back(route);
+    data = gp.is_read() ? gp.get_data_length() : 0;
+  }
+  net.voq[std::size_t{input} * net.outputs + dst].push(Net::Packet{&gp, flits(data)});
+  ++net.held[input];
+  ++net.pending[dst];
+  notify_arbiter(dir, clock_.next_edge(sc_core::sc_time_stamp()).value());
+  return true;
+}
+
+tlm::tlm_sync_enum Crossbar::cluster_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
+  const auto port = static_cast<uint32_t>(id);
+  if (phase == tlm::BEGIN_REQ) {
+    RouteExtension* route;
+    if (free_routes_.empty()) {  // warm-up only: tags are recycled
+      routes_.push_back(std::make_unique<RouteExtension>());
+      route = routes_.back().get();
+    } else {
+      route = free_routes_.back();
+      free_routes_.pop_back();
+    }
+    route->port = port;
+    route->in_use = true;
+    gp.set_extension(route);
+    if (enter(kRequest, port, gp)) {
+      phase = tlm::END_REQ;
+      return tlm::TLM_UPDATED;
+    }
+    nets_[kRequest]->withheld[port] = &gp;
+    ++*withheld_[kRequest];
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::END_RESP) {
+    Net& net = *nets_[kReply];
+    net.busy[port] = 0;
+    net.deliver[port]->notify(sc_core::SC_ZERO_TIME);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR("gpuvp/crossbar", "unexpected phase from a cluster");
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum Crossbar::slice_bw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
+  const auto s = static_cast<uint32_t>(id);
+  Net& req = *nets_[kRequest];
+  if (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP) {
+    // BEGIN_RESP implies END_REQ, but only for the same transaction: a slice may answer an
+    // older request while it still withholds END_REQ from the newest.
+    if (req.busy[s] != 0 && (phase == tlm::END_REQ || req.busy_with[s] == &gp)) {
+      req.busy[s] = 0;
+      req.deliver[s]->notify(sc_core::SC_ZERO_TIME);
+    }
+  }
+  if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  if (phase == tlm::BEGIN_RESP) {
+    if (enter(kReply, s, gp)) return tlm::TLM_COMPLETED;
+    nets_[kReply]->withheld[s] = &gp;
+    ++*withheld_[kReply];
+    return tlm::TLM_ACCEPTED;
+  }
+  SC_REPORT_ERROR("gpuvp/crossbar", "unexpected phase from a slice");
+  return tlm::TLM_COMPLETED;
+}
+
+void Crossbar::arbitrate(Dir dir) {
+  Net& net = *nets_[dir];
+  const uint64_t now = now_ps();
+  uint64_t next = kNever;
+  for (uint32_t o = 0; o < net.outputs; ++o) {
+    if (net.pending[o] == 0 || net.wire[o].full()) continue;  // a delivery wakes us when the wire drains
+    if (net.link_free_ps[o] > now) {
+      next = std::min(next, net.link_free_ps[o]);
+      continue;
+    }
+    uint32_t input = net.rr[o];
+    while (net.voq[std::size_t{input} * net.outputs + o].empty()) input = (input + 1) % net.inputs;
+    net.rr[o] = (input + 1) % net.inputs;
+    auto& q = net.voq[std::size_t{input} * net.outputs + o];
+    const Net::Packet p = q.front();
+    q.pop();
+    --net.held[input];
+    --net.pending[o];
+    const uint64_t serial = uint64_t{p.flits} * flit_ps_;
+    net.link_free_ps[o] = now + serial;
+    ++*packets_[dir];
+    *flits_[dir] += p.flits;
+    *busy_ps_[dir] += serial;
+    const bool idle = net.wire[o].empty();
+    const uint64_t arrival = now + serial + latency_ps_;
+    net.wire[o].push(Net::Flight{arrival, p.gp});
+    if (idle) net.deliver[o]->notify(sc_time::from_value(arrival - now));
+    if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
+
+    // Room at this input: take the packet whose acceptance was withheld.
+    if (tlm::tlm_generic_payload* w = net.withheld[input]) {
+      net.withheld[input] = nullptr;
+      enter(dir, input, *w);
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      if (dir == kRequest) {
+        tlm::tlm_phase ph = tlm::END_REQ;
+        cluster[static_cast<int>(input)]->nb_transport_bw(*w, ph, delay);
+      } else {
+        tlm::tlm_phase ph = tlm::END_RESP;
+        slice[static_cast<int>(input)]->nb_transport_fw(*w, ph, delay);
+      }
+      if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
+    }
+  }
+  if (next != kNever) notify_arbiter(dir, next);
+}
+
+void Crossbar::deliver(Dir dir, uint32_t o) {
+  Net& net = *nets_[dir];
+  const uint64_t now = now_ps();
+  auto& wire = net.wire[o];
+  while (net.busy[o] == 0 && !wire.empty() && wire.front().arrival_ps <= now) {
+    tlm::tlm_generic_payload* gp = wire.front().gp;
+    const bool was_full = wire.full();
+    wire.pop();
+    if (was_full && net.pending[o] != 0) notify_arbiter(dir, std::max(now, net.link_free_ps[o]));
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    if (dir == kRequest) {
+      tlm::tlm_phase ph = tlm::BEGIN_REQ;
+      const tlm::tlm_sync_enum s = slice[static_cast<int>(o)]->nb_transport_fw(*gp, ph, delay);
+      if (s == tlm::TLM_COMPLETED)
+        SC_REPORT_ERROR("gpuvp/crossbar", "a slice completed a request at once; slices must answer in 4 phases");
+      if (!(s == tlm::TLM_UPDATED && ph == tlm::END_REQ)) {
+        net.busy[o] = 1;
+        net.busy_with[o] = gp;
+      }
+    } else {
+      tlm::tlm_phase ph = tlm::BEGIN_RESP;
+      const tlm::tlm_sync_enum s = cluster[static_cast<int>(o)]->nb_transport_bw(*gp, ph, delay);
+      if (!(s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && ph == tlm::END_RESP))) net.busy[o] = 1;
+    }
+  }
+  if (net.busy[o] == 0 && !wire.empty()) net.deliver[o]->notify(sc_time::from_value(wire.front().arrival_ps - now));
+}
+
+}  // namespace gpuvp::gpu

@@ -1,0 +1,363 @@
+#include "models/memory/hbm/hbm_controller.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "models/tlm/gpu_extension.h"
+
+namespace gpuvp::memory {
+
+using sc_core::sc_time;
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr uint32_t kClosed = std::numeric_limits<uint32_t>::max();
+}  // namespace
+
+struct HbmController::Request {
+  tlm::tlm_generic_payload* gp = nullptr;
+  int source = 0;
+  bool write = false;
+  bool classified = false;  // row hit/miss/conflict counted
+  uint32_t bank = 0;        // flat: bank_group * banks_per_group + bank
+  uint32_t bank_group = 0;
+  uint32_t row = 0;
+  uint32_t bursts_left = 0;
+  uint64_t eligible = 0;  // decode cycle
+  uint64_t arrival_ps = 0;
+  uint64_t bytes = 0;
+};
+
+struct HbmController::Bank {
+  uint32_t open_row = kClosed;
+  uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
+};
+
+struct HbmController::Channel {
+  uint32_t index = 0;
+  Ring<Request> queue;
+  std::vector<Bank> banks;
+  std::vector<uint64_t> rrd_l_ok;  // per bank group
+  uint64_t rrd_s_ok = 0;
+  uint64_t faw[4] = {0, 0, 0, 0};  // the last four ACT cycles, ring
+  uint32_t faw_next = 0, acts = 0;
+  uint64_t next_cmd = 0;  // command bus: one command per cycle
+  bool any_col = false;
+  uint64_t last_col = 0;
+  uint32_t last_col_bg = 0;
+  uint64_t bus_free = 0;  // end of the last data window
+  uint64_t wtr_ok = 0;    // earliest RD after the last write's data
+  uint64_t refresh_due = 0;
+  sc_core::sc_event wake;
+};
+
+struct HbmController::ChannelStats {
+  stats::Counter *reads, *writes, *requests, *read_bytes, *write_bytes, *row_hits, *row_misses, *row_conflicts,
+      *activates, *precharges, *refreshes;
+  stats::Histogram* latency;
+};
+
+HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& params, const AddressMap& map,
+                             stats::Registry& stats, const std::string& stats_path)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      params_(params),
+      t_(params.timing()),
+      map_(map),
+      clock_("hbm", static_cast<std::uint64_t>(params.clock_hz)),
+      requests_(stats.group(stats_path).counter("requests", "request", "read and write requests served")),
+      bytes_(stats.group(stats_path).counter("bytes", "B", "bytes read and written")),
+      elapsed_ps_(stats.group(stats_path).counter("elapsed_ps", "ps", "time of the last completion")),
+      latency_ps_(stats.group(stats_path).counter("latency_ps", "ps", "sum of request latencies (arrival to response)")) {
+  socket.register_nb_transport_fw(this, &HbmController::nb_transport_fw);
+  auto& g = stats.group(stats_path);
+  g.ratio("bandwidth", "achieved bandwidth in B/s: bytes / elapsed time", bytes_, elapsed_ps_, 1e12);
+  g.ratio("average_latency_ns", "mean request latency in ns", latency_ps_, requests_, 1e-3);
+
+  const uint32_t n = params_.total_channels();
+  for (uint32_t c = 0; c < n; ++c) {
+    auto ch = std::make_unique<Channel>();
+    ch->index = c;
+    ch->queue.reset(params_.queue_depth);
+    ch->banks.resize(params_.banks());
+    ch->rrd_l_ok.assign(params_.bank_groups, 0);
+    ch->refresh_due = t_.refi;
+    channels_.push_back(std::move(ch));
+
+    auto& cg = stats.group(stats_path + ".channel[" + std::to_string(c) + "]");
+    auto s = std::make_unique<ChannelStats>();
+    s->reads = &cg.counter("reads", "request", "read requests");
+    s->writes = &cg.counter("writes", "request", "write requests");
+    s->requests = &cg.counter("requests", "request", "read and write requests");
+    s->read_bytes = &cg.counter("read_bytes", "B", "bytes read");
+    s->write_bytes = &cg.counter("write_bytes", "B", "bytes written");
+    s->row_hits = &cg.counter("row_hits", "request", "requests whose row was open");
+    s->row_misses = &cg.counter("row_misses", "request", "requests that found their bank closed");
+    s->row_conflicts = &cg.counter("row_conflicts", "request", "requests that found another row open");
+    s->activates = &cg.counter("activates", "command", "ACT commands");
+    s->precharges = &cg.counter("precharges", "command", "PRE commands (refresh precharges excluded)");
+    s->refreshes = &cg.counter("refreshes", "command", "all-bank refreshes");
+    s->latency = &cg.histogram("latency", "cycle", "decode edge to last data beat, DRAM cycles",
+                               stats::Buckets::log2(16));
+    cg.ratio("row_buffer_hit_rate", "row hits per request", *s->row_hits, *s->requests);
+    channel_stats_.push_back(std::move(s));
+
+    sc_core::sc_spawn_options opts;
+    opts.spawn_method();
+    opts.dont_initialize();
+    opts.set_sensitivity(&channels_.back()->wake);
+    sc_core::sc_spawn([this, c] { run_channel(c); }, sc_core::sc_gen_unique_name("channel"), &opts);
+  }
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.dont_initialize();
+  opts.set_sensitivity(&respond_event_);
+  sc_core::sc_spawn([this] { respond(); }, sc_core::sc_gen_unique_name("respond"), &opts);
+}
+
+HbmController::~HbmController() = default;
+
+void HbmController::end_of_elaboration() {
+  const std::size_t n = socket.size();
+  waiting_.assign(n, nullptr);
+  responding_.assign(n, false);
+  responses_.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    responses_.emplace_back(std::size_t{params_.queue_depth} * params_.total_channels());
+}
+
+tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                  sc_time& delay) {
+  const auto s = static_cast<std::size_t>(id);
+  if (phase == tlm::BEGIN_REQ) {
+    if (delay != sc_core::SC_ZERO_TIME) {
+      // Keep the model exact without a PEQ: an annotated request is an error of the caller.
+      SC_REPORT_ERROR("gpuvp/hbm", "BEGIN_REQ with a non-zero annotated delay is not supported");
+    }
+    if (admit(id, gp)) {
+      phase = tlm::END_REQ;
+      return tlm::TLM_UPDATED;
+    }
+    waiting_[s] = &gp;  // END_REQ follows when the channel has room
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::END_RESP) {
+    responding_[s] = false;
+    respond_event_.notify(sc_core::SC_ZERO_TIME);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR("gpuvp/hbm", "unexpected phase on the forward path");
+  return tlm::TLM_COMPLETED;
+}
+
+bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
+  const DramCoord coord = map_.decode(gp.get_address());
+  Channel& ch = *channels_[coord.channel];
+  if (ch.queue.full()) return false;
+  Request r;
+  r.gp = &gp;
+  r.source = id;
+  r.write = gp.is_write();
+  r.bank_group = coord.bank_group;
+  r.bank = coord.bank_group * params_.banks_per_group + coord.bank;
+  r.row = coord.row;
+  const GpuExtension* ext = gp.get_extension<GpuExtension>();
+  const uint32_t burst = params_.burst_bytes();
+  if (ext != nullptr && ext->sector_mask != 0) {
+    r.bursts_left = static_cast<uint32_t>(__builtin_popcount(ext->sector_mask));
+  } else {
+    r.bursts_left = std::max<uint32_t>(1, (gp.get_data_length() + burst - 1) / burst);
+  }
+  r.bytes = uint64_t{r.bursts_left} * burst;
+  const sc_time now = sc_core::sc_time_stamp();
+  r.arrival_ps = now.value();
+  r.eligible = clock_.cycle_at(now) + 1;
+  ch.queue.push(r);
+  wake(ch, r.eligible);
+  return true;
+}
+
+void HbmController::wake(Channel& ch, uint64_t cycle) {
+  const sc_time at = clock_.time_of_cycle(cycle);
+  const sc_time now = sc_core::sc_time_stamp();
+  ch.wake.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+}
+
+void HbmController::run_channel(uint32_t c) {
+  Channel& ch = *channels_[c];
+  if (ch.queue.empty()) return;  // idle: sleep until a request arrives
+  const sc_time now_t = sc_core::sc_time_stamp();
+  const uint64_t now = clock_.next_cycle(now_t);
+  if (clock_.time_of_cycle(now) != now_t) {
+    wake(ch, now);
+    return;
+  }
+  refresh(ch, now);
+  uint64_t next = kNever;
+  if (try_issue(ch, now, next)) next = now + 1;
+  next = std::min(next, std::max(ch.refresh_due, now + 1));
+  if (!ch.queue.empty()) wake(ch, next);
+}
+
+// Every refresh due at or before `now` (see the header: lazily, but with eager timing).
+void HbmController::refresh(Channel& ch, uint64_t now) {
+  while (ch.refresh_due <= now) {
+    uint64_t start = std::max(ch.refresh_due, ch.next_cmd);
+    bool open = false;
+    for (const Bank& b : ch.banks) {
+      if (b.open_row != kClosed) {
+        open = true;
+        start = std::max(start, b.pre_ok);
+      }
+    }
+    const uint64_t refresh_at = open ? start + t_.rp : start;
+    const uint64_t blocked_until = refresh_at + t_.rfc;
+    for (Bank& b : ch.banks) {
+      b.open_row = kClosed;
+      b.act_ok = std::max(b.act_ok, blocked_until);
+    }
+    ch.next_cmd = std::max(ch.next_cmd, blocked_until);
+    ++*channel_stats_[ch.index]->refreshes;
+    ch.refresh_due += t_.refi;
+  }
+}
+
+bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
+  const std::size_t n = ch.queue.size();
+  ChannelStats& st = *channel_stats_[ch.index];
+  auto classify = [](Request& r, stats::Counter* kind) {
+    if (r.classified) return;
+    r.classified = true;
+    ++*kind;
+  };
+  // Pass 1, first ready: the oldest request whose row is open and whose column command may go.
+  for (std::size_t i = 0; i < n; ++i) {
+    Request& r = ch.queue.at(i);
+    Bank& b = ch.banks[r.bank];
+    if (b.open_row != r.row) continue;
+    uint64_t t = std::max({r.eligible, ch.next_cmd, r.write ? b.wr_ok : b.rd_ok});
+    if (ch.any_col) t = std::max(t, ch.last_col + (ch.last_col_bg == r.bank_group ? t_.ccd_l : t_.ccd_s));
+    const uint64_t lat = r.write ? t_.wl : t_.cl;
+    if (ch.bus_free > lat) t = std::max(t, ch.bus_free - lat);
+    if (!r.write) t = std::max(t, ch.wtr_ok);
+    if (t > now) {
+      next = std::min(next, t);
+      continue;
+    }
+    classify(r, st.row_hits);
+    ch.any_col = true;
+    ch.last_col = now;
+    ch.last_col_bg = r.bank_group;
+    ch.bus_free = now + lat + t_.burst;
+    if (r.write) {
+      b.pre_ok = std::max(b.pre_ok, now + t_.wl + t_.burst + t_.wr);
+      ch.wtr_ok = now + t_.wl + t_.burst + t_.wtr;
+    } else {
+      b.pre_ok = std::max(b.pre_ok, now + t_.rtp);
+    }
+    ch.next_cmd = now + 1;
+    if (--r.bursts_left == 0) complete(ch, i, now + lat + t_.burst);
+    return true;
+  }
+  // Pass 2: the oldest request whose ACT (bank closed) or PRE (other row open) may go.
+  for (std::size_t i = 0; i < n; ++i) {
+    Request& r = ch.queue.at(i);
+    Bank& b = ch.banks[r.bank];
+    if (b.open_row == r.row) continue;
+    uint64_t t;
+    if (b.open_row == kClosed) {
+      t = std::max({r.eligible, ch.next_cmd, b.act_ok, ch.rrd_s_ok, ch.rrd_l_ok[r.bank_group]});
+      if (ch.acts >= 4) t = std::max(t, ch.faw[ch.faw_next] + t_.faw);
+      if (t > now) {
+        next = std::min(next, t);
+        continue;
+      }
+      classify(r, st.row_misses);
+      b.open_row = r.row;
+      b.rd_ok = b.wr_ok = now + t_.rcd;
+      b.pre_ok = std::max(b.pre_ok, now + t_.ras);
+      ch.rrd_s_ok = now + t_.rrd_s;
+      ch.rrd_l_ok[r.bank_group] = now + t_.rrd_l;
+      ch.faw[ch.faw_next] = now;
+      ch.faw_next = (ch.faw_next + 1) % 4;
+      ++ch.acts;
+      ++*st.activates;
+    } else {
+      // Open-row policy: keep a row that a queued request still hits (it goes first).
+      bool wanted = false;
+      for (std::size_t k = 0; k < n && !wanted; ++k) {
+        const Request& o = ch.queue.at(k);
+        wanted = o.bank == r.bank && o.row == b.open_row;
+      }
+      if (wanted) continue;
+      t = std::max({r.eligible, ch.next_cmd, b.pre_ok});
+      if (t > now) {
+        next = std::min(next, t);
+        continue;
+      }
+      classify(r, st.row_conflicts);
+      b.open_row = kClosed;
+      b.act_ok = std::max(b.act_ok, now + t_.rp);
+      ++*st.precharges;
+    }
+    ch.next_cmd = now + 1;
+    return true;
+  }
+  return false;
+}
+
+void HbmController::complete(Channel& ch, std::size_t index, uint64_t done_cycle) {
+  Request r = ch.queue.at(index);
+  ch.queue.erase(index);
+  ChannelStats& st = *channel_stats_[ch.index];
+  const uint64_t done_ps = clock_.time_of_cycle(done_cycle).value();
+  ++*st.requests;
+  ++requests_;
+  if (r.write) {
+    ++*st.writes;
+    *st.write_bytes += r.bytes;
+  } else {
+    ++*st.reads;
+    *st.read_bytes += r.bytes;
+  }
+  bytes_ += r.bytes;
+  st.latency->sample(done_cycle - r.eligible);
+  latency_ps_ += done_ps - r.arrival_ps;
+  if (done_ps > elapsed_ps_.value()) elapsed_ps_ += done_ps - elapsed_ps_.value();
+  r.gp->set_response_status(tlm::TLM_OK_RESPONSE);
+  const auto s = static_cast<std::size_t>(r.source);
+  responses_[s].push(done_ps, r.gp);
+  respond_event_.notify(sc_time::from_value(done_ps - sc_core::sc_time_stamp().value()));
+
+  // An entry freed: admit a request that waits for this channel (lowest socket first).
+  for (std::size_t w = 0; w < waiting_.size(); ++w) {
+    tlm::tlm_generic_payload* gp = waiting_[w];
+    if (gp == nullptr || map_.channel(gp->get_address()) != ch.index) continue;
+    waiting_[w] = nullptr;
+    admit(static_cast<int>(w), *gp);
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    socket[static_cast<int>(w)]->nb_transport_bw(*gp, phase, delay);
+    break;
+  }
+}
+
+void HbmController::respond() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  uint64_t next = kNever;
+  for (std::size_t s = 0; s < responses_.size(); ++s) {
+    auto& heap = responses_[s];
+    while (!responding_[s] && !heap.empty() && heap.top().time <= now) {
+      tlm::tlm_generic_payload* gp = heap.top().value;
+      heap.pop();
+      tlm::tlm_phase phase = tlm::BEGIN_RESP;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      const tlm::tlm_sync_enum st = socket[static_cast<int>(s)]->nb_transport_bw(*gp, phase, delay);
+      if (!(st == tlm::TLM_COMPLETED || (st == tlm::TLM_UPDATED && phase == tlm::END_RESP)))
+        responding_[s] = true;
+    }
+    if (!responding_[s] && !heap.empty()) next = std::min(next, heap.top().time);
+  }
+  if (next != kNever) respond_event_.notify(sc_time::from_value(next - now));
+}
+
+}  // namespace gpuvp::memory

@@ -1,0 +1,110 @@
+// HBM: every pseudo-channel of every stack behind one TLM-2.0 AT target.
+//
+//   socket (multi_passthrough_target_socket): bind any number of initiators (one per L2 slice
+//   in the GPU). A request goes to the pseudo-channel the AddressMap names; its response comes
+//   back on the socket it came in on. Timing only: no data is stored.
+//
+// Protocol (AT, 4 phases). BEGIN_REQ is accepted at once (TLM_UPDATED, END_REQ) when the
+// pseudo-channel's queue (memory.hbm.queue_depth) has room; otherwise the target returns
+// TLM_ACCEPTED and sends END_REQ when an entry frees: back-pressure, never an unbounded queue.
+// BEGIN_RESP goes out when the last data beat has moved; an initiator may return TLM_COMPLETED
+// or TLM_ACCEPTED and send END_RESP later (then that socket's next response waits).
+//
+// Each pseudo-channel is an FR-FCFS controller with an open-row policy: at each DRAM clock edge
+// it issues at most one command: the oldest queued request whose row is open and whose column
+// command may issue now (first ready); else the oldest request whose ACT or PRE may issue now.
+// A PRE never closes a row that a queued request still hits. Every JEDEC constraint of
+// hbm_params.h is honoured (tRCD, tRP, tRAS, tCL, tWL, tCCD_S/L, tRRD_S/L, tFAW, tWR, tWTR,
+// tRTP, data-bus occupancy of burst_length/2 cycles). A request arriving at time t is decoded
+// at the first DRAM edge strictly after t (so requests arriving together compete fairly).
+// A request of n sectors (GpuExtension::sector_mask, else ceil(length / burst bytes)) takes n
+// column commands to consecutive columns of its row. Latencies of an isolated read:
+//   row hit       tCL + BL/2                 cycles after the decode edge
+//   row closed    tRCD + tCL + BL/2
+//   row conflict  tRP + tRCD + tCL + BL/2    (when tRAS/tRTP/tWR already allow the PRE)
+//
+// Refresh: all-bank refresh every tREFI per pseudo-channel (the first at tREFI): open banks are
+// precharged (after their tRAS/tRTP/tWR), then the pseudo-channel issues nothing for tRFC.
+// An idle pseudo-channel schedules no events: refreshes that fall in an idle stretch are
+// accounted when work next arrives, with exactly the timing eager refresh would give; the
+// refresh counter therefore counts refreshes up to the last request, not to the end of time.
+//
+// Statistics (group `stats_path`, e.g. "memory.hbm"): requests, bytes, elapsed_ps (time of the
+// last completion), latency_ps; ratios bandwidth (bytes/s over elapsed_ps) and
+// average_latency_ns. Per pseudo-channel (`stats_path`.channel[c], aggregated as channel[*]):
+// reads, writes, requests, read_bytes, write_bytes, row_hits, row_misses (bank closed),
+// row_conflicts (other row open), activates, precharges, refreshes, latency histogram in DRAM
+// cycles, ratio row_buffer_hit_rate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "models/memory/address_map.h"
+#include "models/memory/hbm/hbm_params.h"
+#include "models/memory/timed_queue.h"
+#include "models/tlm/clock_domain.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::memory {
+
+class HbmController : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<HbmController> socket;
+
+  // `map` must outlive the controller.
+  HbmController(sc_core::sc_module_name name, const HbmParams& params, const AddressMap& map,
+                stats::Registry& stats, const std::string& stats_path);
+  ~HbmController() override;
+  HbmController(const HbmController&) = delete;
+  HbmController& operator=(const HbmController&) = delete;
+
+  const HbmParams& params() const { return params_; }
+  const HbmTiming& timing() const { return t_; }
+  const ClockDomain& clock() const { return clock_; }
+  // Bytes per second all pseudo-channels move with every data bus busy.
+  double peak_bandwidth() const { return params_.peak_bandwidth(); }
+
+ private:
+  struct Request;
+  struct Bank;
+  struct Channel;
+  struct ChannelStats;
+
+  void end_of_elaboration() override;
+  tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  bool admit(int id, tlm::tlm_generic_payload& gp);  // false: that channel's queue is full
+  void run_channel(uint32_t c);
+  void refresh(Channel& ch, uint64_t now);
+  bool try_issue(Channel& ch, uint64_t now, uint64_t& next);
+  void complete(Channel& ch, std::size_t index, uint64_t done_cycle);
+  void wake(Channel& ch, uint64_t cycle);
+  void respond();
+
+  HbmParams params_;
+  HbmTiming t_;
+  const AddressMap& map_;
+  ClockDomain clock_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+
+  // Per initiator socket: a request waiting for queue room, responses due, response exclusion.
+  std::vector<tlm::tlm_generic_payload*> waiting_;
+  std::vector<TimedHeap<tlm::tlm_generic_payload*>> responses_;
+  std::vector<bool> responding_;
+  sc_core::sc_event respond_event_;
+
+  stats::Counter& requests_;
+  stats::Counter& bytes_;
+  stats::Counter& elapsed_ps_;
+  stats::Counter& latency_ps_;
+  std::vector<std::unique_ptr<ChannelStats>> channel_stats_;
+};
+
+}  // namespace gpuvp::memory

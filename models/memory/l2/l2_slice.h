@@ -1,0 +1,148 @@
+// One L2 slice: sectored, set-associative, LRU, write-back with write-allocate at sector
+// granularity, MSHRs that merge misses to one line, atomics and reductions executed here.
+// Timing only: the functional model owns values, so no data is stored.
+//
+//   in   (simple_target_socket):    requests from the crossbar (AT, 4 phases)
+//   dram (simple_initiator_socket): fills and writebacks to HBM (AT, 4 phases)
+//
+// Protocol. BEGIN_REQ is accepted at once (TLM_UPDATED, END_REQ) while the input queue
+// (memory.l2.queue_depth) has room, else END_REQ is sent when an entry frees. Responses go out
+// as BEGIN_RESP; the initiator may complete at once or send END_RESP later. Towards DRAM the
+// slice keeps one BEGIN_REQ outstanding until END_REQ and completes every BEGIN_RESP at once.
+//
+// Pipeline (L2 clock, memory.l2.clock). One request per cycle leaves the input queue in order,
+// at the first L2 edge at or after its arrival. With H = hit_latency, M = miss_latency,
+// A = atomic_cycles (cycles of the L2 clock), a request handled at edge e:
+//   load hit (all its sectors valid)  response at e + H
+//   store                             response at e + H; sectors become valid and dirty
+//                                     (write-allocate per sector: no fetch, no DRAM traffic)
+//   atomic/reduction hit              response at e + H + A; the slice takes no other request
+//                                     for A cycles; sectors become dirty
+//   load/atomic miss                  DRAM read of the missing sectors at e + M; each waiting
+//                                     request is answered at the first L2 edge at or after the
+//                                     fill that completes its sectors (+ A for atomics)
+//   miss to a line with a fill pending: merged into its MSHR (one DRAM read per sector)
+// Allocation evicts the LRU way without a pending fill; its dirty sectors go to DRAM as one
+// writeback (sector_mask = dirty sectors) at e + M. The pipeline stalls (and the input queue
+// fills, then END_REQ is withheld: back-pressure) when no MSHR is free, the MSHR's merge slots
+// are full, every way of the set waits on a fill, or the DRAM queue is full.
+// Sector mask of a request: its GpuExtension::sector_mask when set, else the sectors its
+// address and length cover. A slice with nothing queued schedules no events.
+//
+// Statistics (group `stats_path`, e.g. "memory.l2[3]"): accesses, loads, stores, atomics,
+// sector_accesses, sector_hits, sector_misses, mshr_allocations, mshr_merges, stalls,
+// writebacks, writeback_sectors, dram_reads, histogram mshr_occupancy (MSHRs busy, sampled at
+// each allocation), ratio sector_hit_rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/memory/address_map.h"
+#include "models/memory/l2/l2_params.h"
+#include "models/memory/timed_queue.h"
+#include "models/tlm/clock_domain.h"
+#include "models/tlm/payload_pool.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::memory {
+
+class L2Slice : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<L2Slice> in;
+  tlm_utils::simple_initiator_socket<L2Slice> dram;
+
+  // `map` (which must outlive the slice) tells the slice its lines' local index and rebuilds
+  // a victim's address; `index` is this slice's number in the map.
+  L2Slice(sc_core::sc_module_name name, const L2Params& params, const AddressMap& map, uint32_t index,
+          stats::Registry& stats, const std::string& stats_path);
+  ~L2Slice() override;
+  L2Slice(const L2Slice&) = delete;
+  L2Slice& operator=(const L2Slice&) = delete;
+
+  const L2Params& params() const { return params_; }
+  const ClockDomain& clock() const { return clock_; }
+
+ private:
+  struct Way {
+    uint64_t tag = 0;
+    uint64_t lru = 0;  // last-use stamp; smallest is the victim
+    int32_t mshr = -1;
+    uint8_t valid = 0, dirty = 0;  // sector masks
+    bool allocated = false;
+  };
+  struct Target {
+    tlm::tlm_generic_payload* gp;
+    uint8_t mask;
+    bool atomic;
+  };
+  struct Mshr {
+    uint64_t set = 0;
+    uint32_t way = 0;
+    uint32_t outstanding = 0;  // DRAM reads in flight
+    uint8_t requested = 0;     // sectors fetched or being fetched
+    uint32_t targets = 0;
+  };
+  struct DramItem {
+    uint64_t time_ps;
+    tlm::tlm_generic_payload* gp;
+  };
+  enum class Outcome { Done, Stall };
+  SC_HAS_PROCESS(L2Slice);
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void process();
+  Outcome handle(tlm::tlm_generic_payload& gp, uint64_t now, uint64_t& busy_cycles);
+  int32_t victim(uint64_t set) const;
+  void evict(uint64_t set, Way& w, uint64_t send_ps);
+  void dram_request(tlm::tlm_command cmd, uint64_t line_addr, uint8_t mask, uint64_t send_ps);
+  void fill(tlm::tlm_generic_payload& gp);
+  void respond_at(tlm::tlm_generic_payload& gp, uint64_t time_ps);
+  void send_responses();
+  void send_dram();
+  void schedule_process();
+  void resume();  // a stalling resource freed
+  uint8_t sector_mask(tlm::tlm_generic_payload& gp) const;
+
+  L2Params params_;
+  const AddressMap& map_;
+  uint32_t index_;
+  ClockDomain clock_;
+  uint64_t sets_;
+  uint32_t ways_per_set_;
+  uint64_t line_bytes_;
+
+  std::vector<Way> ways_;        // [set * associativity + way]
+  std::vector<Mshr> mshrs_;
+  std::vector<Target> targets_;  // [mshr * mshr_targets + k]
+  std::vector<int32_t> free_mshrs_;
+  uint64_t lru_clock_ = 0;
+
+  Ring<tlm::tlm_generic_payload*> queue_;
+  tlm::tlm_generic_payload* waiting_ = nullptr;  // BEGIN_REQ held back (queue full)
+  uint64_t pipe_free_ = 0;                       // first L2 cycle the pipeline is free
+  bool stalled_ = false;
+  sc_core::sc_event process_event_;
+
+  TimedHeap<tlm::tlm_generic_payload*> responses_;
+  bool responding_ = false;
+  sc_core::sc_event respond_event_;
+
+  Ring<DramItem> dram_queue_;
+  tlm::tlm_generic_payload* dram_in_flight_ = nullptr;  // BEGIN_REQ sent, END_REQ awaited
+  sc_core::sc_event dram_event_;
+  PayloadPool pool_;
+
+  stats::Counter &accesses_, &loads_, &stores_, &atomics_, &sector_accesses_, &sector_hits_, &sector_misses_,
+      &mshr_allocations_, &mshr_merges_, &stalls_, &writebacks_, &writeback_sectors_, &dram_reads_;
+  stats::Histogram& mshr_occupancy_;
+};
+
+}  // namespace gpuvp::memory
