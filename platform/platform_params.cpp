@@ -21,6 +21,8 @@ config::KnobRegistry build_knob_registry() {
   config::declare_knobs<memory::L2Params>(registry);
   config::declare_knobs<memory::HbmParams>(registry);
   config::declare_knobs<uvm::PcieParams>(registry);
+  config::declare_knobs<gpu::CommandProcessorParams>(registry);
+  config::declare_knobs<bridge::BridgeParams>(registry);
   config::declare_knobs<SimParams>(registry);
   return registry;
 }
@@ -33,6 +35,8 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   p.l2 = config::load_params<memory::L2Params>(config);
   p.hbm = config::load_params<memory::HbmParams>(config);
   p.pcie = config::load_params<uvm::PcieParams>(config);
+  p.command_processor = config::load_params<gpu::CommandProcessorParams>(config);
+  p.bridge = config::load_params<bridge::BridgeParams>(config);
   p.sim = config::load_params<SimParams>(config);
 
   std::vector<config::Diagnostic> errors;
@@ -49,6 +53,8 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   const uint64_t channels = uint64_t{p.hbm.stacks} * p.hbm.channels_per_stack;
   rule(p.hbm.capacity_bytes % channels == 0, "memory.hbm.capacity",
        "must divide evenly among the " + std::to_string(channels) + " HBM channels");
+  rule((p.bridge.region_bytes & (p.bridge.region_bytes - 1)) == 0, "platform.bridge.region_size",
+       "must be a power of two (QEMU's ivshmem maps the region as a PCI BAR)");
   if (!errors.empty()) throw config::ConfigError(std::move(errors));
   return p;
 }

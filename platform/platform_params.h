@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/gpu/command_processor/command_processor_params.h"
 #include "models/gpu/crossbar/crossbar_params.h"
 #include "models/gpu/device_params.h"
 #include "models/gpu/sm/sm_params.h"
 #include "models/memory/hbm/hbm_params.h"
 #include "models/memory/l2/l2_params.h"
 #include "models/uvm/pcie/pcie_params.h"
+#include "platform/bridge/bridge_params.h"
 #include "platform/config/config.h"
 
 namespace gpuvp {
@@ -31,6 +33,8 @@ struct PlatformParams {
   memory::L2Params l2;
   memory::HbmParams hbm;
   uvm::PcieParams pcie;
+  gpu::CommandProcessorParams command_processor;
+  bridge::BridgeParams bridge;
   SimParams sim;
 
   // Loads every module's parameters and checks the rules that tie knobs together; throws

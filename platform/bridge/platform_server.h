@@ -32,6 +32,7 @@ struct PlatformActivity {
   uint64_t channels_released = 0;   // channels returned to Free since start
   uint64_t commands_completed = 0;  // completion records posted since start
   uint64_t kernels_started = 0;     // launches handed to the executor since start
+  uint64_t doorbells_received = 0;  // command doorbells rung on the platform since start
 };
 
 class PlatformServer {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "platform/bridge/serve.h"
 #include "platform/config/config.h"
 #include "platform/config/value_parser.h"
 #include "platform/config_report.h"
@@ -186,6 +187,14 @@ int main(int argc, char** argv) {
   sweep->add_option("--stats", sweep_stats_path, "write the statistics JSON to this file");
   sweep->add_option("--bytes", sweep_bytes_text, "bytes moved per transfer size and direction (default 4 MiB)");
 
+  // gpuvp serve ...
+  ConfigOptions serve_options;
+  std::string serve_stats_path;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "keep a platform up for programs started separately (prints GPUVP_SOCKET); Ctrl-C stops it");
+  serve_options.add_to(*serve, false);
+  serve->add_option("--stats", serve_stats_path, "write the statistics JSON to this file when stopped");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -222,6 +231,9 @@ int main(int argc, char** argv) {
                 << " knobs set, the rest at their defaults)\n";
     } else if (*presets) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
+    } else if (*serve) {
+      const auto config = serve_options.load(loader);
+      return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path);
     } else if (*sweep) {
       const auto config = sweep_options.load(loader);
       return run_sweep(config, gpuvp::PlatformParams::load(config), sweep_bytes_text, sweep_stats_path);

@@ -136,7 +136,9 @@ enum class Opcode : uint32_t {
   HostWaiting = 13,     // the client is about to block: simulated time may advance.
                         // a: host address of a u64 cell (0: none), b: value. The client blocks
                         // until cell >= value (a = 0: until every command it queued before this
-                        // one has completed). Taken OUT OF QUEUE ORDER: the platform honours it as
+                        // one has completed: the earlier entries of its own queue and, on the other
+                        // queues, every command with a smaller sequence -- so number commands in
+                        // submission order). Taken OUT OF QUEUE ORDER: the platform honours it as
                         // soon as it sees it, on any queue, lets simulated time advance while the
                         // condition does not hold, and posts this command's completion when it
                         // holds (so the completion is a valid wake-up). Simulated time stands

@@ -1,0 +1,642 @@
+#include "models/gpu/command_processor/command_processor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "models/gpu/ptx/executor.h"
+
+namespace gpuvp::gpu {
+namespace {
+
+using device::Opcode;
+using device::Status;
+
+constexpr uint64_t kModuleTag = uint64_t{1} << 40;
+constexpr uint64_t kFunctionTag = uint64_t{2} << 40;
+constexpr uint64_t kMaxModuleBytes = uint64_t{64} << 20;
+constexpr uint64_t kMaxNameBytes = 4096;
+constexpr uint64_t kMaxAlignment = uint64_t{1} << 30;
+constexpr uint32_t kMaxThreadsPerBlock = 1024;
+constexpr uint32_t kMaxBlockX = 1024, kMaxBlockY = 1024, kMaxBlockZ = 64;
+constexpr uint32_t kMaxGridX = 0x7fffffffu, kMaxGridYZ = 65535;
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Global memory as a launch sees it: the channel's address space, cut off once the channel's
+// owner is gone so that a kernel of a dead program stops at its next memory access.
+class LaunchMemory final : public ptx::MemoryInterface {
+ public:
+  LaunchMemory(ptx::DeviceMemory& memory, const std::atomic<bool>* cancelled)
+      : memory_(memory), cancelled_(cancelled) {}
+  bool read(uint64_t address, void* destination, uint64_t size) override {
+    return !is_cancelled() && memory_.read(address, destination, size);
+  }
+  bool write(uint64_t address, const void* source, uint64_t size) override {
+    return !is_cancelled() && memory_.write(address, source, size);
+  }
+  bool is_cancelled() const { return cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed); }
+
+ private:
+  ptx::DeviceMemory& memory_;
+  const std::atomic<bool>* cancelled_;
+};
+
+}  // namespace
+
+struct CommandProcessor::Result {
+  Status status = Status::Ok;
+  uint64_t value0 = 0;
+  uint64_t value1 = 0;
+  std::string message;
+
+  static Result ok(uint64_t v0 = 0, uint64_t v1 = 0) { return Result{Status::Ok, v0, v1, {}}; }
+  static Result error(Status status, std::string message) { return Result{status, 0, 0, std::move(message)}; }
+};
+
+struct CommandProcessor::Context {
+  struct Module {
+    std::unique_ptr<ptx::LoadedModule> loaded;
+  };
+  struct Function {
+    uint64_t module = 0;
+    const ptx::Kernel* kernel = nullptr;
+  };
+  ptx::DeviceMemory memory;
+  std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
+  std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
+  std::map<uint64_t, Module> modules;
+  std::map<uint64_t, Function> functions;
+  uint64_t next_handle = 1;
+  uint64_t mapped_bytes = 0;
+};
+
+struct CommandProcessor::Stats {
+  stats::Counter* contexts_created;
+  stats::Counter* contexts_released;
+  stats::Counter* bytes_mapped;
+  stats::Counter* bytes_unmapped;
+  stats::Counter* modules_loaded;
+  stats::Counter* modules_unloaded;
+  stats::Counter* module_load_failures;
+  stats::Counter* kernels_launched;
+  stats::Counter* kernel_faults;
+  stats::Counter* invalid_launches;
+  stats::Counter* warp_instructions;
+  stats::Counter* thread_instructions;
+  stats::Counter* kernel_time;
+  stats::Counter* printf_bytes;
+  stats::Counter* printf_dropped;
+  stats::Counter* rejected;
+  stats::Counter* dma_h2d;
+  stats::Counter* dma_d2h;
+  stats::Counter* copy_d2d;
+  stats::Counter* memset_bytes;
+  stats::Counter* dma_transactions;
+  stats::Counter* dma_address_errors;
+
+  explicit Stats(stats::Registry& registry) {
+    stats::Group& g = registry.group("gpu.command_processor");
+    contexts_created = &g.counter("contexts_created", "context", "channels opened by Hello");
+    contexts_released = &g.counter("contexts_released", "context",
+                                   "contexts freed (Goodbye or the client disconnected), with all they owned");
+    bytes_mapped = &g.counter("bytes_mapped", "B", "device memory mapped by MemMap");
+    bytes_unmapped = &g.counter("bytes_unmapped", "B", "device memory unmapped (MemUnmap or context release)");
+    modules_loaded = &g.counter("modules_loaded", "module", "PTX modules parsed and placed");
+    modules_unloaded = &g.counter("modules_unloaded", "module", "modules unloaded (explicitly or with a context)");
+    module_load_failures = &g.counter("module_load_failures", "module", "LoadModule rejected as malformed PTX");
+    kernels_launched = &g.counter("kernels_launched", "kernel", "launches run on the functional model");
+    kernel_faults = &g.counter("kernel_faults", "kernel", "launches that ended in a fault or trap");
+    invalid_launches = &g.counter("invalid_launches", "launch", "launches refused (configuration, handle, arguments)");
+    warp_instructions = &g.counter("warp_instructions", "warp-instr", "warp instructions executed");
+    thread_instructions = &g.counter("thread_instructions", "thread-instr", "thread instructions executed");
+    kernel_time = &g.counter("kernel_time", "ps", "estimated simulated time of kernels (functional model)");
+    printf_bytes = &g.counter("printf_bytes", "B", "device printf output delivered to printf buffers");
+    printf_dropped = &g.counter("printf_dropped", "B", "device printf output dropped (buffer full or absent)");
+    rejected = &g.counter("rejected_commands", "command", "commands answered with an error status");
+    g.ratio("thread_instructions_per_warp_instruction", "SIMD efficiency: active lanes per warp instruction",
+            *thread_instructions, *warp_instructions);
+
+    stats::Group& d = registry.group("gpu.dma");
+    dma_h2d = &d.counter("host_to_device_bytes", "B", "bytes the copy engine read from host memory");
+    dma_d2h = &d.counter("device_to_host_bytes", "B", "bytes the copy engine wrote to host memory");
+    copy_d2d = &d.counter("device_to_device_bytes", "B", "bytes copied within device memory");
+    memset_bytes = &d.counter("memset_bytes", "B", "bytes set by Memset");
+    dma_transactions = &d.counter("transactions", "transaction", "PCIe transactions issued by the copy engine");
+    dma_address_errors = &d.counter("address_errors", "transaction",
+                                    "DMA transactions refused by host memory (outside the channel's window)");
+  }
+};
+
+CommandProcessor::CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats)
+    : sc_module(name), command_in("command_in"), dma_out("dma_out"), params_(params), registry_(stats),
+      stats_(std::make_unique<Stats>(stats)) {
+  command_in.register_b_transport(this, &CommandProcessor::b_transport);
+}
+
+CommandProcessor::~CommandProcessor() = default;
+
+size_t CommandProcessor::live_contexts() const {
+  return static_cast<size_t>(std::count_if(contexts_.begin(), contexts_.end(), [](const auto& c) { return c != nullptr; }));
+}
+
+void CommandProcessor::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  CommandExtension* extension = nullptr;
+  payload.get_extension(extension);
+  if (extension == nullptr || !payload.is_write() || payload.get_data_length() != sizeof(device::Command) ||
+      payload.get_byte_enable_ptr() != nullptr || extension->channel >= device::kMaxChannels) {
+    payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  // Commands run in simulated time: catch up with the initiator's annotation first.
+  if (delay != sc_core::SC_ZERO_TIME) {
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
+  device::Command command;
+  std::memcpy(&command, payload.get_data_ptr(), sizeof command);
+  Result result;
+  try {
+    result = execute(extension->channel, command, extension->cancelled);
+  } catch (const std::exception& e) {
+    // A bug must not take the platform down: report it on the command.
+    result = Result::error(Status::InvalidCommand, std::string("internal error: ") + e.what());
+  }
+  if (result.status != Status::Ok) ++*stats_->rejected;
+  extension->status = result.status;
+  extension->value0 = result.value0;
+  extension->value1 = result.value1;
+  extension->message = std::move(result.message);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const device::Command& command,
+                                                   const std::atomic<bool>* cancelled) {
+  if (command.flags != 0) return Result::error(Status::InvalidCommand, "flags must be 0");
+  const auto opcode = static_cast<Opcode>(command.opcode);
+  if (opcode == Opcode::Hello) return hello(channel);
+  if (opcode == Opcode::Goodbye) return goodbye(channel);
+  Context* context = contexts_[channel].get();
+  if (context == nullptr) return Result::error(Status::ChannelUnavailable, "channel not open (no Hello)");
+  switch (opcode) {
+    case Opcode::Nop: return Result::ok();
+    case Opcode::MemMap: return mem_map(*context, command);
+    case Opcode::MemUnmap: return mem_unmap(*context, command);
+    case Opcode::Memcpy: return memcpy(*context, channel, command);
+    case Opcode::Memset: return memset(*context, command);
+    case Opcode::LoadModule: return load_module(*context, channel, command);
+    case Opcode::UnloadModule: return unload_module(*context, command);
+    case Opcode::GetFunction: return get_function(*context, channel, command);
+    case Opcode::GetSymbol: return get_symbol(*context, channel, command);
+    case Opcode::Launch: return launch(*context, channel, command, cancelled);
+    case Opcode::Prefetch: return prefetch(*context, command);
+    case Opcode::SemaphoreSignal: return semaphore_signal(channel, command);
+    case Opcode::SemaphoreWait:
+    case Opcode::HostWaiting:
+      return Result::error(Status::NotSupported, "queue-level command: the host interface handles it");
+    default: break;
+  }
+  return Result::error(Status::InvalidCommand, "unknown opcode " + std::to_string(command.opcode));
+}
+
+CommandProcessor::Result CommandProcessor::hello(uint32_t channel) {
+  if (contexts_[channel] != nullptr) goodbye(channel);  // a stale context never leaks into a new one
+  contexts_[channel] = std::make_unique<Context>();
+  ++*stats_->contexts_created;
+  return Result::ok(channel);
+}
+
+CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
+  std::unique_ptr<Context> context = std::move(contexts_[channel]);
+  if (context == nullptr) return Result::ok();
+  *stats_->bytes_unmapped += context->mapped_bytes;
+  *stats_->modules_unloaded += context->modules.size();
+  mapped_bytes_ -= context->mapped_bytes;
+  ++*stats_->contexts_released;
+  return Result::ok();  // the context's memory, modules and functions go with it
+}
+
+bool CommandProcessor::owns_range(const Context& context, uint64_t address, uint64_t bytes) const {
+  auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
+    auto it = ranges.upper_bound(address);
+    if (it == ranges.begin()) return false;
+    --it;
+    const uint64_t offset = address - it->first;
+    return offset < it->second && bytes <= it->second - offset;
+  };
+  return inside(context.allocations) || inside(context.variables);
+}
+
+CommandProcessor::Result CommandProcessor::mem_map(Context& context, const device::Command& command) {
+  const uint64_t size = command.body.generic.a;
+  const uint64_t kind = command.body.generic.b;
+  uint64_t alignment = command.body.generic.c == 0 ? 256 : command.body.generic.c;
+  if (kind != static_cast<uint64_t>(device::MemoryKind::Device) &&
+      kind != static_cast<uint64_t>(device::MemoryKind::Managed)) {
+    return Result::error(Status::InvalidCommand, "MemMap: unknown memory kind " + std::to_string(kind));
+  }
+  if (size == 0) return Result::error(Status::InvalidCommand, "MemMap: size 0");
+  if ((alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment) {
+    return Result::error(Status::InvalidCommand, "MemMap: alignment " + std::to_string(alignment) +
+                                                     " is not a power of two up to 1 GiB");
+  }
+  const uint64_t capacity = params_.hbm.capacity_bytes;
+  if (size > capacity || mapped_bytes_ > capacity - size) {
+    return Result::error(Status::OutOfMemory, "MemMap: " + std::to_string(size) + " bytes requested, " +
+                                                  std::to_string(capacity - mapped_bytes_) + " of " +
+                                                  std::to_string(capacity) + " free");
+  }
+  alignment = std::max<uint64_t>(alignment, 256);
+  const uint64_t address = context.memory.allocate(size, alignment);
+  context.allocations[address] = size;
+  context.mapped_bytes += size;
+  mapped_bytes_ += size;
+  *stats_->bytes_mapped += size;
+  return Result::ok(address);
+}
+
+CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const auto it = context.allocations.find(address);
+  if (it == context.allocations.end()) {
+    return Result::error(Status::InvalidAddress, "MemUnmap: " + hex(address) + " is not a mapping of this channel");
+  }
+  context.memory.release(address);
+  context.mapped_bytes -= it->second;
+  mapped_bytes_ -= it->second;
+  *stats_->bytes_unmapped += it->second;
+  context.allocations.erase(it);
+  return Result::ok();
+}
+
+void CommandProcessor::wait_ps(double ps) {
+  const auto rounded = static_cast<uint64_t>(std::llround(ps));
+  if (rounded > 0) sc_core::wait(sc_core::sc_time::from_value(rounded));
+}
+
+bool CommandProcessor::dma(uint32_t channel, tlm::tlm_command command, uint64_t host_address, uint8_t* data,
+                           uint64_t bytes) {
+  const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
+  DmaExtension extension;
+  extension.channel = channel;
+  uint64_t done = 0;
+  bool ok = true;
+  do {
+    const uint64_t length = std::min(chunk, bytes - done);
+    if (host_address + done < host_address) return false;  // wraps
+    tlm::tlm_generic_payload payload;
+    payload.set_command(command);
+    payload.set_address(host_address + done);
+    payload.set_data_ptr(data + done);
+    payload.set_data_length(static_cast<unsigned>(length));
+    payload.set_streaming_width(static_cast<unsigned>(length));
+    payload.set_byte_enable_ptr(nullptr);
+    payload.set_dmi_allowed(false);
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    payload.set_extension(&extension);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    dma_out->b_transport(payload, delay);
+    payload.clear_extension(&extension);  // stack-owned: must not be freed by the payload
+    ++*stats_->dma_transactions;
+    if (!payload.is_response_ok()) {
+      ++*stats_->dma_address_errors;
+      ok = false;
+    }
+    if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    done += length;
+  } while (ok && done < bytes);
+  return ok;
+}
+
+bool CommandProcessor::dma_read(uint32_t channel, uint64_t host_address, void* data, uint64_t bytes) {
+  const bool ok = dma(channel, tlm::TLM_READ_COMMAND, host_address, static_cast<uint8_t*>(data), bytes);
+  if (ok) *stats_->dma_h2d += bytes;
+  return ok;
+}
+
+bool CommandProcessor::dma_write(uint32_t channel, uint64_t host_address, const void* data, uint64_t bytes) {
+  // TLM data pointers are non-const; the target only reads on a write.
+  const bool ok = dma(channel, tlm::TLM_WRITE_COMMAND, host_address,
+                      const_cast<uint8_t*>(static_cast<const uint8_t*>(data)), bytes);
+  if (ok) *stats_->dma_d2h += bytes;
+  return ok;
+}
+
+CommandProcessor::Result CommandProcessor::memcpy(Context& context, uint32_t channel, const device::Command& command) {
+  const uint64_t destination = command.body.generic.a;
+  const uint64_t source = command.body.generic.b;
+  const uint64_t bytes = command.body.generic.c;
+  const uint64_t direction = command.body.generic.d;
+  using device::CopyDirection;
+  if (direction != static_cast<uint64_t>(CopyDirection::HostToDevice) &&
+      direction != static_cast<uint64_t>(CopyDirection::DeviceToHost) &&
+      direction != static_cast<uint64_t>(CopyDirection::DeviceToDevice)) {
+    return Result::error(Status::InvalidCommand, "Memcpy: unknown direction " + std::to_string(direction));
+  }
+  if (bytes == 0) return Result::ok();
+  const bool device_destination = direction != static_cast<uint64_t>(CopyDirection::DeviceToHost);
+  const bool device_source = direction != static_cast<uint64_t>(CopyDirection::HostToDevice);
+  if (device_destination && !owns_range(context, destination, bytes)) {
+    return Result::error(Status::InvalidAddress, "Memcpy: destination " + hex(destination) + " + " +
+                                                     std::to_string(bytes) + " is not mapped by this channel");
+  }
+  if (device_source && !owns_range(context, source, bytes)) {
+    return Result::error(Status::InvalidAddress, "Memcpy: source " + hex(source) + " + " + std::to_string(bytes) +
+                                                     " is not mapped by this channel");
+  }
+  const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
+  std::vector<uint8_t> staging(std::min(bytes, chunk));
+  if (direction == static_cast<uint64_t>(CopyDirection::DeviceToDevice)) {
+    std::vector<uint8_t> all(bytes);  // memmove semantics for overlapping ranges
+    context.memory.copy_from_device(all.data(), source, bytes);
+    context.memory.copy_to_device(destination, all.data(), bytes);
+    *stats_->copy_d2d += bytes;
+    wait_ps(2.0 * static_cast<double>(bytes) / params_.hbm.peak_bandwidth() * 1e12);
+    return Result::ok();
+  }
+  for (uint64_t done = 0; done < bytes; done += staging.size()) {
+    const uint64_t length = std::min<uint64_t>(staging.size(), bytes - done);
+    if (device_destination) {
+      if (!dma_read(channel, source + done, staging.data(), length)) {
+        return Result::error(Status::InvalidAddress, "Memcpy: host source " + hex(source) + " + " +
+                                                         std::to_string(bytes) + " is outside the channel's window");
+      }
+      context.memory.copy_to_device(destination + done, staging.data(), length);
+    } else {
+      context.memory.copy_from_device(staging.data(), source + done, length);
+      if (!dma_write(channel, destination + done, staging.data(), length)) {
+        return Result::error(Status::InvalidAddress, "Memcpy: host destination " + hex(destination) + " + " +
+                                                         std::to_string(bytes) + " is outside the channel's window");
+      }
+    }
+  }
+  return Result::ok();
+}
+
+CommandProcessor::Result CommandProcessor::memset(Context& context, const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  const uint64_t value = command.body.generic.c;
+  if (value > 255) return Result::error(Status::InvalidCommand, "Memset: value " + std::to_string(value) + " > 255");
+  if (bytes == 0) return Result::ok();
+  if (!owns_range(context, address, bytes)) {
+    return Result::error(Status::InvalidAddress,
+                         "Memset: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
+  }
+  context.memory.fill(address, static_cast<uint8_t>(value), bytes);
+  *stats_->memset_bytes += bytes;
+  wait_ps(static_cast<double>(bytes) / params_.hbm.peak_bandwidth() * 1e12);
+  return Result::ok();
+}
+
+CommandProcessor::Result CommandProcessor::load_module(Context& context, uint32_t channel,
+                                                       const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  if (bytes == 0 || bytes > kMaxModuleBytes) {
+    return Result::error(Status::InvalidCommand, "LoadModule: image of " + std::to_string(bytes) +
+                                                     " bytes (1 B .. 64 MiB)");
+  }
+  std::string text(bytes, '\0');
+  if (!dma_read(channel, address, text.data(), bytes)) {
+    return Result::error(Status::InvalidAddress, "LoadModule: image " + hex(address) + " + " + std::to_string(bytes) +
+                                                     " is outside the channel's window");
+  }
+  while (!text.empty() && text.back() == '\0') text.pop_back();  // C strings may come with their NUL
+  const uint64_t handle = kModuleTag | context.next_handle++;
+  const std::string file = "module" + std::to_string(handle & 0xffffffffu) + ".ptx";
+  std::unique_ptr<ptx::LoadedModule> loaded;
+  try {
+    loaded = std::make_unique<ptx::LoadedModule>(ptx::Module::parse(text, file), context.memory);
+  } catch (const std::exception& e) {
+    ++*stats_->module_load_failures;
+    return Result::error(Status::ModuleLoadFailed, e.what());
+  }
+  const auto& variables = loaded->module().variables();
+  for (size_t i = 0; i < variables.size(); ++i) {
+    context.variables[loaded->variable_addresses()[i]] = std::max<uint64_t>(variables[i].size, 1);
+  }
+  context.modules[handle].loaded = std::move(loaded);
+  ++*stats_->modules_loaded;
+  return Result::ok(handle);
+}
+
+CommandProcessor::Result CommandProcessor::unload_module(Context& context, const device::Command& command) {
+  const uint64_t handle = command.body.generic.a;
+  const auto it = context.modules.find(handle);
+  if (it == context.modules.end()) {
+    return Result::error(Status::InvalidHandle, "UnloadModule: " + hex(handle) + " is not a module of this channel");
+  }
+  for (auto f = context.functions.begin(); f != context.functions.end();) {
+    f = f->second.module == handle ? context.functions.erase(f) : std::next(f);
+  }
+  for (uint64_t address : it->second.loaded->variable_addresses()) {
+    context.variables.erase(address);
+    context.memory.release(address);
+  }
+  context.modules.erase(it);
+  ++*stats_->modules_unloaded;
+  return Result::ok();
+}
+
+bool CommandProcessor::read_name(uint32_t channel, uint64_t host_address, uint64_t bytes, std::string& name,
+                                 Result& error) {
+  if (bytes == 0 || bytes > kMaxNameBytes) {
+    error = Result::error(Status::InvalidCommand, "name of " + std::to_string(bytes) + " bytes (1 .. 4096)");
+    return false;
+  }
+  name.assign(bytes, '\0');
+  if (!dma_read(channel, host_address, name.data(), bytes)) {
+    error = Result::error(Status::InvalidAddress, "name at " + hex(host_address) + " is outside the channel's window");
+    return false;
+  }
+  name.resize(std::strlen(name.c_str()));  // a trailing NUL is allowed
+  return true;
+}
+
+CommandProcessor::Result CommandProcessor::get_function(Context& context, uint32_t channel,
+                                                        const device::Command& command) {
+  const uint64_t module_handle = command.body.generic.a;
+  const auto module = context.modules.find(module_handle);
+  if (module == context.modules.end()) {
+    return Result::error(Status::InvalidHandle, "GetFunction: " + hex(module_handle) + " is not a module of this channel");
+  }
+  std::string name;
+  Result error;
+  if (!read_name(channel, command.body.generic.b, command.body.generic.c, name, error)) return error;
+  const ptx::Kernel* kernel = module->second.loaded->module().find_kernel(name);
+  if (kernel == nullptr) return Result::error(Status::InvalidHandle, "GetFunction: no kernel '" + name + "' in the module");
+  const uint64_t layout_address = command.body.generic.d;
+  if (layout_address != 0) {
+    std::vector<device::ParamLayout> layout;
+    for (const auto& param : kernel->params) {
+      if (layout.size() * sizeof(device::ParamLayout) >= device::kParamLayoutBytes) break;
+      layout.push_back(device::ParamLayout{param.offset, param.size});
+    }
+    if (!layout.empty() && !dma_write(channel, layout_address, layout.data(), layout.size() * sizeof layout[0])) {
+      return Result::error(Status::InvalidAddress, "GetFunction: layout buffer " + hex(layout_address) +
+                                                       " is outside the channel's window");
+    }
+  }
+  const uint64_t handle = kFunctionTag | context.next_handle++;
+  context.functions[handle] = Context::Function{module_handle, kernel};
+  return Result::ok(handle, (uint64_t{kernel->params.size()} << 32) | kernel->param_bytes);
+}
+
+CommandProcessor::Result CommandProcessor::get_symbol(Context& context, uint32_t channel,
+                                                      const device::Command& command) {
+  const uint64_t module_handle = command.body.generic.a;
+  const auto module = context.modules.find(module_handle);
+  if (module == context.modules.end()) {
+    return Result::error(Status::InvalidHandle, "GetSymbol: " + hex(module_handle) + " is not a module of this channel");
+  }
+  std::string name;
+  Result error;
+  if (!read_name(channel, command.body.generic.b, command.body.generic.c, name, error)) return error;
+  const auto symbol = module->second.loaded->symbol(name);
+  if (!symbol) return Result::error(Status::InvalidHandle, "GetSymbol: no variable '" + name + "' in the module");
+  return Result::ok(symbol->address, symbol->size);
+}
+
+CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t channel, const device::Command& command,
+                                                  const std::atomic<bool>* cancelled) {
+  const device::LaunchArgs& args = command.body.launch;
+  auto refuse = [&](Status status, std::string message) {
+    ++*stats_->invalid_launches;
+    return Result::error(status, "Launch: " + std::move(message));
+  };
+  const auto function = context.functions.find(args.function);
+  if (function == context.functions.end()) {
+    return refuse(Status::InvalidHandle, hex(args.function) + " is not a function of this channel");
+  }
+  const ptx::Kernel& kernel = *function->second.kernel;
+  const ptx::LoadedModule& module = *context.modules.at(function->second.module).loaded;
+  const auto dims = [](const uint32_t* d) {
+    return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+  };
+  if (args.block[0] == 0 || args.block[1] == 0 || args.block[2] == 0 || args.grid[0] == 0 || args.grid[1] == 0 ||
+      args.grid[2] == 0) {
+    return refuse(Status::InvalidLaunch, "zero dimension (grid " + dims(args.grid) + ", block " + dims(args.block) + ")");
+  }
+  if (args.block[0] > kMaxBlockX || args.block[1] > kMaxBlockY || args.block[2] > kMaxBlockZ) {
+    return refuse(Status::InvalidLaunch, "block " + dims(args.block) + " exceeds 1024x1024x64");
+  }
+  const uint64_t threads = uint64_t{args.block[0]} * args.block[1] * args.block[2];
+  const uint64_t thread_limit =
+      std::min<uint64_t>({kMaxThreadsPerBlock, params_.sm.max_threads,
+                          kernel.max_threads_per_cta > 0 ? static_cast<uint64_t>(kernel.max_threads_per_cta) : ~0ull});
+  if (threads > thread_limit) {
+    return refuse(Status::InvalidLaunch, "block " + dims(args.block) + " has " + std::to_string(threads) +
+                                             " threads; at most " + std::to_string(thread_limit));
+  }
+  if (args.grid[0] > kMaxGridX || args.grid[1] > kMaxGridYZ || args.grid[2] > kMaxGridYZ) {
+    return refuse(Status::InvalidLaunch, "grid " + dims(args.grid) + " exceeds 2147483647x65535x65535");
+  }
+  const uint64_t shared = uint64_t{kernel.static_shared_bytes} + args.dynamic_shared_bytes;
+  if (shared > params_.sm.shared_memory_bytes) {
+    return refuse(Status::InvalidLaunch, std::to_string(shared) + " bytes of shared memory (" +
+                                             std::to_string(kernel.static_shared_bytes) + " static + " +
+                                             std::to_string(args.dynamic_shared_bytes) + " dynamic) exceed the " +
+                                             std::to_string(params_.sm.shared_memory_bytes) + " per SM");
+  }
+  if (args.args_bytes != kernel.param_bytes) {
+    return refuse(Status::InvalidLaunch, "argument buffer of " + std::to_string(args.args_bytes) + " bytes; " +
+                                             kernel.name + " takes " + std::to_string(kernel.param_bytes));
+  }
+  if (args.printf_address != 0 && args.printf_bytes == 0) {
+    return refuse(Status::InvalidCommand, "printf buffer of 0 bytes");
+  }
+  std::vector<uint8_t> params(args.args_bytes);
+  if (!params.empty() && !dma_read(channel, args.args_address, params.data(), params.size())) {
+    return refuse(Status::InvalidAddress, "argument buffer " + hex(args.args_address) + " is outside the channel's window");
+  }
+
+  std::string printed;
+  uint64_t dropped = 0;
+  const uint64_t printf_capacity = args.printf_address != 0 ? args.printf_bytes : 0;
+  ptx::ExecutorOptions options;
+  options.printf_sink = [&](std::string_view text) {
+    if (printed.size() + text.size() <= printf_capacity) {
+      printed.append(text);
+    } else {
+      dropped += text.size();
+    }
+  };
+  options.instruction_limit = params_.command_processor.instruction_limit;
+  options.sm_count = params_.sm.count;
+  LaunchMemory memory(context.memory, cancelled);
+  ptx::Executor executor(memory, options);
+  ptx::LaunchConfig config;
+  config.grid = ptx::Dim3(args.grid[0], args.grid[1], args.grid[2]);
+  config.block = ptx::Dim3(args.block[0], args.block[1], args.block[2]);
+  config.dynamic_shared_bytes = args.dynamic_shared_bytes;
+
+  const uint64_t kernel_id = next_kernel_id_++;
+  registry_.begin_kernel(kernel_id, kernel.name);
+  ++*stats_->kernels_launched;
+  ptx::LaunchResult result;
+  try {
+    result = executor.launch(module, kernel, config, params);
+  } catch (const std::exception& e) {
+    result.status = ptx::LaunchStatus::kInvalidInstruction;
+    result.message = e.what();
+  }
+  *stats_->warp_instructions += result.warp_instructions;
+  *stats_->thread_instructions += result.thread_instructions;
+  // Placeholder timing until the SM model lands: one warp instruction per sub-core per cycle.
+  const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
+  const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
+  const double kernel_ps = cycles / params_.sm.clock_hz * 1e12;
+  *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));
+  wait_ps(kernel_ps);
+  registry_.end_kernel(kernel_id);
+
+  if (!printed.empty() && !dma_write(channel, args.printf_address, printed.data(), printed.size())) {
+    return Result::error(Status::InvalidAddress, "Launch: printf buffer " + hex(args.printf_address) +
+                                                     " is outside the channel's window");
+  }
+  *stats_->printf_bytes += printed.size();
+  *stats_->printf_dropped += dropped;
+  if (memory.is_cancelled()) return Result::error(Status::ChannelUnavailable, "Launch: the channel was closed");
+  switch (result.status) {
+    case ptx::LaunchStatus::kSuccess: return Result::ok(printed.size(), dropped);
+    case ptx::LaunchStatus::kInvalidLaunch: ++*stats_->invalid_launches; return Result::error(Status::InvalidLaunch, result.message);
+    case ptx::LaunchStatus::kIllegalAddress:
+    case ptx::LaunchStatus::kMisalignedAddress: ++*stats_->kernel_faults; return Result::error(Status::IllegalAddress, result.message);
+    default: ++*stats_->kernel_faults; return Result::error(Status::KernelTrap, result.message);
+  }
+}
+
+CommandProcessor::Result CommandProcessor::prefetch(Context& context, const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  if (command.body.generic.c > 1) {
+    return Result::error(Status::InvalidCommand, "Prefetch: destination " + std::to_string(command.body.generic.c) +
+                                                     " (0 = device, 1 = host)");
+  }
+  if (bytes != 0 && !owns_range(context, address, bytes)) {
+    return Result::error(Status::InvalidAddress,
+                         "Prefetch: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
+  }
+  return Result::ok();  // memory is resident on the functional model; UVM migration comes later
+}
+
+CommandProcessor::Result CommandProcessor::semaphore_signal(uint32_t channel, const device::Command& command) {
+  const uint64_t cell = command.body.generic.a;
+  const uint64_t value = command.body.generic.b;
+  if (cell % 8 != 0) return Result::error(Status::InvalidAddress, "SemaphoreSignal: cell " + hex(cell) + " is not 8-byte aligned");
+  // The timestamp first, so that a host that sees the value also sees its time.
+  const uint64_t now_ps = sc_core::sc_time_stamp().value();
+  if (!dma_write(channel, cell + 8, &now_ps, sizeof now_ps) || !dma_write(channel, cell, &value, sizeof value)) {
+    return Result::error(Status::InvalidAddress, "SemaphoreSignal: cell " + hex(cell) + " is outside the channel's window");
+  }
+  return Result::ok();
+}
+
+}  // namespace gpuvp::gpu

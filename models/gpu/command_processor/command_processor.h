@@ -1,0 +1,94 @@
+// The GPU front end: decodes and validates the commands the host interface (the bridge) hands
+// it, runs the copy engine over the PCIe link, and launches kernels. Until the timing model
+// lands, kernels execute on the functional PTX model (models/gpu/ptx) and take an estimated
+// time of one warp instruction per SM sub-core per core cycle.
+//
+//   command_in  <- bridge::Bridge::command_out    (transactions.h: Command + CommandExtension)
+//   dma_out     -> uvm::PcieLink::device_in        (DMA reads/writes of host memory + DmaExtension)
+//
+// Each channel is one context (like a CUDA context): its own device address space, mappings,
+// modules and functions; Hello creates it, Goodbye (also sent by the bridge when a client
+// disconnects) frees all of it. Every field of every command is checked: handles must belong to
+// the channel, device ranges must lie inside one of the channel's mappings or module variables,
+// host ranges are checked by the host memory target (its window slice).
+//
+// Statistics: gpu.command_processor (kernels, instructions, modules, mappings, contexts) and
+// gpu.dma (bytes per direction, transactions, address errors).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "gpuvp/device.h"
+#include "models/gpu/command_processor/transactions.h"
+#include "platform/platform_params.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::gpu {
+
+class CommandProcessor : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<CommandProcessor> command_in;
+  tlm_utils::simple_initiator_socket<CommandProcessor> dma_out;
+
+  CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats);
+  ~CommandProcessor() override;
+  CommandProcessor(const CommandProcessor&) = delete;
+  CommandProcessor& operator=(const CommandProcessor&) = delete;
+
+  // Contexts alive now and device bytes mapped by all of them (tests, reports).
+  size_t live_contexts() const;
+  uint64_t mapped_bytes() const { return mapped_bytes_; }
+
+ private:
+  struct Context;
+  struct Result;
+  struct Stats;
+
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  Result execute(uint32_t channel, const device::Command& command, const std::atomic<bool>* cancelled);
+
+  Result hello(uint32_t channel);
+  Result goodbye(uint32_t channel);
+  Result mem_map(Context& context, const device::Command& command);
+  Result mem_unmap(Context& context, const device::Command& command);
+  Result memcpy(Context& context, uint32_t channel, const device::Command& command);
+  Result memset(Context& context, const device::Command& command);
+  Result load_module(Context& context, uint32_t channel, const device::Command& command);
+  Result unload_module(Context& context, const device::Command& command);
+  Result get_function(Context& context, uint32_t channel, const device::Command& command);
+  Result get_symbol(Context& context, uint32_t channel, const device::Command& command);
+  Result launch(Context& context, uint32_t channel, const device::Command& command,
+                const std::atomic<bool>* cancelled);
+  Result prefetch(Context& context, const device::Command& command);
+  Result semaphore_signal(uint32_t channel, const device::Command& command);
+
+  // Copy engine: host memory through the PCIe link, in gpu.dma.max_transfer pieces; waits for
+  // each transaction's delay. False when the host memory target refused an address.
+  bool dma_read(uint32_t channel, uint64_t host_address, void* data, uint64_t bytes);
+  bool dma_write(uint32_t channel, uint64_t host_address, const void* data, uint64_t bytes);
+  bool dma(uint32_t channel, tlm::tlm_command command, uint64_t host_address, uint8_t* data, uint64_t bytes);
+  // Reads a name (function or symbol) of 1..4096 bytes from host memory.
+  bool read_name(uint32_t channel, uint64_t host_address, uint64_t bytes, std::string& name, Result& error);
+  // True when [address, address + bytes) lies inside one mapping or module variable of `context`.
+  bool owns_range(const Context& context, uint64_t address, uint64_t bytes) const;
+  void wait_ps(double ps);
+
+  PlatformParams params_;
+  std::array<std::unique_ptr<Context>, device::kMaxChannels> contexts_;
+  uint64_t mapped_bytes_ = 0;
+  uint64_t next_kernel_id_ = 1;
+  stats::Registry& registry_;
+  std::unique_ptr<Stats> stats_;
+};
+
+}  // namespace gpuvp::gpu

@@ -1,0 +1,26 @@
+// Knobs of the GPU front end: the command processor and its DMA (copy) engine.
+#pragma once
+
+#include <cstdint>
+
+#include "platform/config/params.h"
+
+namespace gpuvp::gpu {
+
+struct CommandProcessorParams {
+  uint64_t dma_transfer_bytes = 0;
+  uint64_t instruction_limit = 0;
+
+  template <class Knobs>
+  static void declare_knobs(Knobs& k) {
+    using config::Dimension;
+    k.quantity(&CommandProcessorParams::dma_transfer_bytes, "gpu.dma.max_transfer", Dimension::Size, "1 MiB",
+               "256 B", "64 MiB", "largest single PCIe transaction of the copy engine; copies are split into these");
+    k.integer(&CommandProcessorParams::instruction_limit, "gpu.command_processor.instruction_limit", 0, 0,
+              (1LL << 53),
+              "warp instructions one launch may execute on the functional model before it is stopped as "
+              "runaway (0: no limit)");
+  }
+};
+
+}  // namespace gpuvp::gpu

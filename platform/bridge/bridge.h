@@ -1,0 +1,144 @@
+// The bridge: gpuvp's host interface. It is the ivshmem server (ivshmem_server.h), owns the
+// shared region (shared_region.h) and serves the channels in it: it fetches commands from the
+// queues of every open channel (doorbells are hints, it also polls), checks the rings, turns each
+// command into a TLM transaction to the command processor, posts the completion and rings the
+// client. DMA from the GPU reaches the shared region through `host_memory`, bounded by the
+// channel's window slice.
+//
+//   command_out -> gpu::CommandProcessor::command_in   (one b_transport per command)
+//   host_memory <- uvm::PcieLink::host_out              (GPU DMA; TLM_ADDRESS_ERROR outside the slice)
+//
+// Queue-level commands stay here: HostWaiting (out of queue order, device.h), SemaphoreWait
+// (stalls its queue), Hello/Goodbye (channel life cycle). Each queue is served by its own
+// SystemC thread, so queues run concurrently and each runs its commands in order.
+//
+// THREADS AND TIME: the I/O thread of the ivshmem server never touches SystemC; it queues what
+// happened and wakes the simulation with async_request_update (and an eventfd for the thread
+// that runs the simulation, see PlatformServer). Simulated time may advance only while a client
+// waits (HostWaiting not yet satisfied) or a departing channel still has work in flight; the
+// thread running the simulation asks time_may_advance() and otherwise runs only the current
+// instant's activity, then sleeps on wake_fd().
+//
+// Statistics: group "bridge" — peers, doorbells, commands per opcode, completions, errors, ring
+// faults, channels opened and released, host waits.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "gpuvp/device.h"
+#include "platform/bridge/ivshmem_server.h"
+#include "platform/bridge/platform_server.h"
+#include "platform/bridge/shared_region.h"
+#include "platform/platform_params.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::bridge {
+
+// What programs see in the region header: the device as the configuration describes it.
+device::DeviceInfo make_device_info(const PlatformParams& params);
+
+class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
+ public:
+  tlm_utils::simple_initiator_socket<Bridge> command_out;
+  tlm_utils::simple_target_socket<Bridge> host_memory;
+
+  // Creates the region and the socket; clients are accepted once start() is called.
+  Bridge(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats);
+  ~Bridge() override;
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+
+  void start();  // starts the I/O thread; the region header says Ready
+  void shut_down();  // region header says Stopping; the I/O thread ends, clients are disconnected
+
+  const std::string& socket_path() const;
+  uint64_t region_bytes() const { return region_.bytes(); }
+
+  // For the thread that runs the simulation (the same thread as every SystemC process).
+  int wake_fd() const { return wake_fd_; }
+  void clear_wake();
+  bool time_may_advance() const { return waiting_clients_ > 0 || draining_channels_ > 0; }
+  bool stop_requested() const { return stop_requested_.load(); }
+  void clear_stop() { stop_requested_ = false; }
+  void request_stop();  // thread-safe, async-signal-safe
+  PlatformActivity activity() const;
+
+ private:
+  struct Slot;
+  struct Stats;
+  class Wake;
+  struct IoEvent {
+    bool joined;
+    int64_t peer;
+  };
+
+  // IvshmemServer::Listener (I/O thread).
+  void peer_joined(int64_t peer) override;
+  void peer_left(int64_t peer) override;
+  void doorbell(uint32_t vector) override;
+  void tick() override;
+  void stop_asked() override;
+  void poke();
+
+  // SystemC side.
+  void service();
+  void service_pass();
+  void worker(uint32_t channel, uint32_t queue);
+  void scan_channel(uint32_t channel);
+  bool rings_consistent(uint32_t channel, std::string& problem);
+  void attach(uint32_t channel);
+  void fault(uint32_t channel, const std::string& problem);
+  void begin_release(uint32_t channel);
+  void finish_release(uint32_t channel);
+  void process(uint32_t channel, uint32_t queue, uint32_t index, const device::Command& command);
+  void register_wait(uint32_t channel, uint32_t queue, uint32_t index, const device::Command& command);
+  void evaluate_waits(uint32_t channel);
+  void semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command);
+  void goodbye(uint32_t channel, uint32_t queue, const device::Command& command);
+  // Runs `command` on the command processor; fills status/values/message.
+  void forward(uint32_t channel, uint32_t queue, const device::Command& command, device::CompletionRecord& record,
+               std::string& message);
+  void complete(uint32_t channel, uint32_t queue, uint64_t sequence, device::Status status, uint64_t value0,
+                uint64_t value1, const std::string& message);
+  void flush(uint32_t channel);
+  void update_time_gate();
+  void host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+
+  PlatformParams params_;
+  SharedRegion region_;
+  std::unique_ptr<Wake> wake_;
+  std::unique_ptr<IvshmemServer> server_;
+  int wake_fd_ = -1;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> tick_pending_{false};
+  std::atomic<uint64_t> doorbells_pending_{0};
+  std::mutex events_mutex_;
+  std::vector<IoEvent> events_;  // guarded by events_mutex_
+  std::array<std::atomic<bool>, device::kMaxChannels> cancelled_{};
+
+  // SystemC side only.
+  std::vector<int64_t> connected_;  // sorted peer ids
+  std::array<std::unique_ptr<Slot>, device::kMaxChannels> slots_;
+  sc_core::sc_event pass_needed_;  // something changed: run a service pass
+  sc_core::sc_event tick_event_;   // every poll interval (re-check semaphores written by hosts)
+  uint32_t waiting_clients_ = 0;    // unsatisfied HostWaiting commands
+  uint32_t draining_channels_ = 0;  // departing channels with work still in flight
+  std::unique_ptr<Stats> stats_;
+
+  // Thread-safe activity counters.
+  std::atomic<uint64_t> peers_connected_{0}, peers_seen_{0}, channels_active_{0}, channels_released_{0},
+      commands_completed_{0}, kernels_started_{0}, doorbells_total_{0};
+};
+
+}  // namespace gpuvp::bridge

@@ -1,0 +1,140 @@
+#include "platform/bridge/platform_server.h"
+
+#include <poll.h>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/gpu/command_processor/command_processor.h"
+#include "models/uvm/pcie/pcie_link.h"
+#include "platform/bridge/bridge.h"
+
+namespace gpuvp::bridge {
+namespace {
+
+// Nothing on the host side initiates transactions toward the GPU yet (no BAR accesses): the
+// link's host_in is bound to an initiator that stays idle, its device_out to a target that
+// answers every access with an address error.
+class IdleInitiator : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<IdleInitiator> socket;
+  explicit IdleInitiator(sc_core::sc_module_name name) : sc_module(name), socket("socket") {}
+};
+
+class NoBar : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<NoBar> socket;
+  explicit NoBar(sc_core::sc_module_name name) : sc_module(name), socket("socket") {
+    socket.register_b_transport(this, &NoBar::b_transport);
+  }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  }
+};
+
+constexpr int kMaxSleepMs = 100;  // stop_when is evaluated at least this often
+
+}  // namespace
+
+struct PlatformServer::Impl {
+  sc_core::sc_simcontext* context = nullptr;
+  stats::Registry& stats;
+  std::unique_ptr<Bridge> bridge;
+  std::unique_ptr<uvm::PcieLink> pcie;
+  std::unique_ptr<gpu::CommandProcessor> command_processor;
+  std::unique_ptr<IdleInitiator> host;
+  std::unique_ptr<NoBar> bar;
+
+  Impl(const PlatformParams& params, stats::Registry& registry) : stats(registry) {
+    // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
+    context = new sc_core::sc_simcontext();
+    sc_core::sc_curr_simcontext = context;
+    sc_core::sc_default_global_context = context;
+    sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+    stats.set_time_source([] { return sc_core::sc_time_stamp().value(); });
+
+    bridge = std::make_unique<Bridge>("bridge", params, stats);
+    pcie = std::make_unique<uvm::PcieLink>("pcie", params.pcie, stats, "pcie");
+    command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats);
+    host = std::make_unique<IdleInitiator>("host");
+    bar = std::make_unique<NoBar>("bar");
+    bridge->command_out.bind(command_processor->command_in);
+    command_processor->dma_out.bind(pcie->device_in);
+    pcie->host_out.bind(bridge->host_memory);
+    host->socket.bind(pcie->host_in);
+    pcie->device_out.bind(bar->socket);
+    bridge->start();
+  }
+
+  ~Impl() {
+    bridge->shut_down();
+    bar.reset();
+    host.reset();
+    command_processor.reset();
+    pcie.reset();
+    bridge.reset();
+    stats.set_time_source({});
+    if (sc_core::sc_curr_simcontext == context) {
+      delete context;  // ends the platform's processes
+      sc_core::sc_curr_simcontext = nullptr;
+      sc_core::sc_default_global_context = nullptr;
+    }
+  }
+
+  bool should_stop(const std::function<bool()>& stop_when) const {
+    return bridge->stop_requested() || (stop_when && stop_when());
+  }
+
+  void run(const std::function<bool()>& stop_when) {
+    while (!should_stop(stop_when)) {
+      if (bridge->time_may_advance()) {
+        sc_core::sc_start();  // until a wait is satisfied (the bridge pauses), a poll tick, or starvation
+      } else {
+        do {
+          sc_core::sc_start(sc_core::SC_ZERO_TIME);  // this instant's activity only: time stands still
+        } while (sc_core::sc_pending_activity_at_current_time() && !bridge->time_may_advance() &&
+                 !bridge->stop_requested());
+      }
+      if (should_stop(stop_when)) break;
+      const bool busy = bridge->time_may_advance() ? sc_core::sc_pending_activity()
+                                                   : sc_core::sc_pending_activity_at_current_time();
+      if (!busy) {
+        pollfd wake{bridge->wake_fd(), POLLIN, 0};
+        ::poll(&wake, 1, kMaxSleepMs);
+      }
+      bridge->clear_wake();
+    }
+    // Let this instant's pending work (I/O news, statistics) settle; time does not move.
+    for (int i = 0; i < 16 && sc_core::sc_pending_activity_at_current_time(); ++i) {
+      sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    }
+    bridge->clear_stop();
+  }
+};
+
+PlatformServer::PlatformServer(const PlatformParams& params, stats::Registry& stats)
+    : impl_(std::make_unique<Impl>(params, stats)) {}
+
+PlatformServer::~PlatformServer() = default;
+
+const std::string& PlatformServer::socket_path() const { return impl_->bridge->socket_path(); }
+
+uint64_t PlatformServer::region_bytes() const { return impl_->bridge->region_bytes(); }
+
+void PlatformServer::run(std::function<bool()> stop_when) { impl_->run(stop_when); }
+
+void PlatformServer::stop() { impl_->bridge->request_stop(); }
+
+uint64_t PlatformServer::simulated_ps() const { return sc_core::sc_time_stamp().value(); }
+
+PlatformActivity PlatformServer::activity() const { return impl_->bridge->activity(); }
+
+std::string PlatformServer::stats_json() const { return impl_->stats.json(); }
+
+std::string PlatformServer::stats_summary() const { return impl_->stats.summary(); }
+
+}  // namespace gpuvp::bridge
