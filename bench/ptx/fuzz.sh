@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs the PTX parser fuzzer for a fixed time (default 60 s), seeded with nvcc's PTX.
-# Usage: bench/ptx/fuzz.sh [seconds] [build-dir]
+# Usage: bench/ptx/fuzz.sh [seconds] [build-dir] [--no-build]
 set -euo pipefail
 seconds="${1:-60}"
-build="${2:-build-ptx}"
+build="${2:-build}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-cmake --build "$build" --target gpuvp_ptx_parser_fuzz gpuvp_ptx_test_kernels gpuvp_ptx_bench_kernels -j2
+if [ "${3:-}" != "--no-build" ]; then
+  cmake --build "$build" --target gpuvp_ptx_parser_fuzz gpuvp_ptx_test_kernels gpuvp_ptx_bench_kernels -j2
+fi
 corpus="$build/bench/ptx/fuzz-corpus"
 mkdir -p "$corpus"
 cp -f "$build"/tests/ptx/*.ptx "$build"/bench/ptx/*.ptx "$corpus"/ 2>/dev/null || true
 exec "$build/bench/ptx/ptx_parser_fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-  -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+  -rss_limit_mb=2048 -print_final_stats=1 -seed=1 "$corpus"
