@@ -569,6 +569,7 @@ TEST(ClientDeath, KilledMidKernelFreesEverythingAndTheNextProgramRuns) {
   EXPECT_TRUE(eventually([&] { return platform.server().activity().channels_released >= 2; }));
   platform.stop();
   EXPECT_EQ(platform.counter("gpu.command_processor", "kernels_launched"), 1u);
+  EXPECT_EQ(platform.counter("gpu.command_processor", "kernels_cancelled"), 1u);  // it was running
   EXPECT_EQ(platform.counter("gpu.command_processor", "contexts_released"), 2u);
   EXPECT_EQ(platform.counter("gpu.command_processor", "bytes_mapped"),
             platform.counter("gpu.command_processor", "bytes_unmapped"));

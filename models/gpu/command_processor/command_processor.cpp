@@ -87,6 +87,7 @@ struct CommandProcessor::Stats {
   stats::Counter* module_load_failures;
   stats::Counter* kernels_launched;
   stats::Counter* kernel_faults;
+  stats::Counter* kernels_cancelled;
   stats::Counter* invalid_launches;
   stats::Counter* warp_instructions;
   stats::Counter* thread_instructions;
@@ -113,6 +114,8 @@ struct CommandProcessor::Stats {
     module_load_failures = &g.counter("module_load_failures", "module", "LoadModule rejected as malformed PTX");
     kernels_launched = &g.counter("kernels_launched", "kernel", "launches run on the functional model");
     kernel_faults = &g.counter("kernel_faults", "kernel", "launches that ended in a fault or trap");
+    kernels_cancelled = &g.counter("kernels_cancelled", "kernel",
+                                   "launches stopped because their program disconnected mid-kernel");
     invalid_launches = &g.counter("invalid_launches", "launch", "launches refused (configuration, handle, arguments)");
     warp_instructions = &g.counter("warp_instructions", "warp-instr", "warp instructions executed");
     thread_instructions = &g.counter("thread_instructions", "thread-instr", "thread instructions executed");
@@ -603,7 +606,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   }
   *stats_->printf_bytes += printed.size();
   *stats_->printf_dropped += dropped;
-  if (memory.is_cancelled()) return Result::error(Status::ChannelUnavailable, "Launch: the channel was closed");
+  if (memory.is_cancelled()) {
+    ++*stats_->kernels_cancelled;
+    return Result::error(Status::ChannelUnavailable, "Launch: the channel was closed");
+  }
   switch (result.status) {
     case ptx::LaunchStatus::kSuccess: return Result::ok(printed.size(), dropped);
     case ptx::LaunchStatus::kInvalidLaunch: ++*stats_->invalid_launches; return Result::error(Status::InvalidLaunch, result.message);

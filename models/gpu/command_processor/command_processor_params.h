@@ -16,7 +16,7 @@ struct CommandProcessorParams {
     using config::Dimension;
     k.quantity(&CommandProcessorParams::dma_transfer_bytes, "gpu.dma.max_transfer", Dimension::Size, "1 MiB",
                "256 B", "64 MiB", "largest single PCIe transaction of the copy engine; copies are split into these");
-    k.integer(&CommandProcessorParams::instruction_limit, "gpu.command_processor.instruction_limit", 0, 0,
+    k.integer(&CommandProcessorParams::instruction_limit, "sim.instruction_limit", 0, 0,
               (1LL << 53),
               "warp instructions one launch may execute on the functional model before it is stopped as "
               "runaway (0: no limit)");
