@@ -29,6 +29,7 @@ struct HbmController::Request {
 
 struct HbmController::Bank {
   uint32_t open_row = kClosed;
+  uint64_t hit_stamp = 0;  // == Channel::stamp: a queued request hits the open row
   uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
 };
 
@@ -47,6 +48,7 @@ struct HbmController::Channel {
   uint64_t bus_free = 0;  // end of the last data window
   uint64_t wtr_ok = 0;    // earliest RD after the last write's data
   uint64_t refresh_due = 0;
+  uint64_t stamp = 0;  // one per scheduling pass (marks banks with a pending row hit)
   sc_core::sc_event wake;
 };
 
@@ -230,10 +232,13 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
     ++*kind;
   };
   // Pass 1, first ready: the oldest request whose row is open and whose column command may go.
+  // It also marks the banks whose open row a queued request hits (pass 2 keeps those open).
+  const uint64_t stamp = ++ch.stamp;
   for (std::size_t i = 0; i < n; ++i) {
     Request& r = ch.queue.at(i);
     Bank& b = ch.banks[r.bank];
     if (b.open_row != r.row) continue;
+    b.hit_stamp = stamp;
     uint64_t t = std::max({r.eligible, ch.next_cmd, r.write ? b.wr_ok : b.rd_ok});
     if (ch.any_col) t = std::max(t, ch.last_col + (ch.last_col_bg == r.bank_group ? t_.ccd_l : t_.ccd_s));
     const uint64_t lat = r.write ? t_.wl : t_.cl;
@@ -283,12 +288,7 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
       ++*st.activates;
     } else {
       // Open-row policy: keep a row that a queued request still hits (it goes first).
-      bool wanted = false;
-      for (std::size_t k = 0; k < n && !wanted; ++k) {
-        const Request& o = ch.queue.at(k);
-        wanted = o.bank == r.bank && o.row == b.open_row;
-      }
-      if (wanted) continue;
+      if (b.hit_stamp == stamp) continue;
       t = std::max({r.eligible, ch.next_cmd, b.pre_ok});
       if (t > now) {
         next = std::min(next, t);
