@@ -164,6 +164,29 @@ TEST(HbmController, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
   EXPECT_EQ(b.channel_counter(2, "row_conflicts"), 1u);
 }
 
+TEST(HbmController, AReadAfterAWriteWaitsForTwtr) {
+  Bench b({}, 2);
+  const HbmTiming t = b.hbm->timing();
+  sc_time write_latency, read_latency;
+  b.sim.run([&] {
+    const sc_time start = sc_core::sc_time_stamp();
+    sc_core::sc_event read_done;
+    sc_core::sc_spawn([&] {
+      sc_core::wait(sc_core::SC_ZERO_TIME);  // younger than the write
+      read_latency = b.read(b.address(4, 2, 3, 60, 4), 32, 1);
+      read_done.notify();
+    });
+    b.cpu[0]->write(b.address(4, 2, 3, 60), std::vector<uint8_t>(32, 1));
+    write_latency = b.cpu[0]->last_latency();
+    sc_core::wait(read_done);
+    // ACT at the decode edge; WR tRCD later; the RD waits tWTR after the write data.
+    EXPECT_EQ(write_latency, b.expected(start, t.rcd + t.wl + t.burst));
+    EXPECT_EQ(read_latency, b.expected(start, t.rcd + t.wl + t.burst + t.wtr + t.cl + t.burst));
+  });
+  EXPECT_EQ(b.channel_counter(4, "writes"), 1u);
+  EXPECT_EQ(b.channel_counter(4, "row_hits"), 1u);
+}
+
 TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
   Bench b({"memory.hbm.queue_depth=1"}, 3);
   std::vector<sc_time> done(3);
