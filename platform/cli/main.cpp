@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "platform/bridge/serve.h"
+#include "platform/cli/run_command.h"
 #include "platform/config/config.h"
 #include "platform/config/value_parser.h"
 #include "platform/config_report.h"
@@ -195,6 +196,9 @@ int main(int argc, char** argv) {
   serve_options.add_to(*serve, false);
   serve->add_option("--stats", serve_stats_path, "write the statistics JSON to this file when stopped");
 
+  // gpuvp run [--config ...] [--set ...] [--stats ...] -- ./app args...
+  gpuvp::cli::RunCommand run_command(app, loader);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -231,6 +235,8 @@ int main(int argc, char** argv) {
                 << " knobs set, the rest at their defaults)\n";
     } else if (*presets) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
+    } else if (run_command.selected()) {
+      return run_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path);

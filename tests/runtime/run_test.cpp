@@ -65,7 +65,7 @@ TEST(GpuvpRun, ExitCodeAndOutputArePreserved) {
   const ProcessResult r = gpuvp_run({"sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 7"}, seconds(60));
   EXPECT_EQ(r.exit_code, 7) << describe(r);
   EXPECT_EQ(r.out, "to-stdout\n") << describe(r);
-  EXPECT_EQ(r.err.rfind("to-stderr\n", 0), 0u) << describe(r);
+  EXPECT_NE(r.err.find("to-stderr\n"), std::string::npos) << describe(r);
   EXPECT_NE(r.err.find("functional model"), std::string::npos) << describe(r);
 }
 
@@ -157,7 +157,7 @@ std::vector<std::string> workload_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Workload, ::testing::ValuesIn(workload_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 }  // namespace
 }  // namespace gpuvp::test

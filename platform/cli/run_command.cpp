@@ -1,0 +1,220 @@
+#include "platform/cli/run_command.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "gpuvp/device.h"
+#include "platform/bridge/platform_server.h"
+#include "platform/platform_params.h"
+#include "platform/stats/registry.h"
+
+extern char** environ;
+
+namespace gpuvp::cli {
+namespace {
+
+template <typename T>
+bool read_at(const std::vector<char>& bytes, uint64_t offset, T& value) {
+  if (offset > bytes.size() || sizeof(T) > bytes.size() - offset) return false;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return true;
+}
+
+// PATH lookup as execvp does it, so that the linkage check sees the file that will run.
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return name;
+}
+
+std::string format_ms(uint64_t ps) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(6) << static_cast<double>(ps) * 1e-9 << " ms";
+  return text.str();
+}
+
+}  // namespace
+
+CudartLinkage cudart_linkage(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> elf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0 || elf[4] != 2) return CudartLinkage::NotElf;
+  uint64_t shoff = 0;
+  uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
+  read_at(elf, 0x28, shoff);
+  read_at(elf, 0x3A, shentsize);
+  read_at(elf, 0x3C, shnum);
+  read_at(elf, 0x3E, shstrndx);
+  if (shentsize < 64) return CudartLinkage::NotElf;
+  auto section = [&](uint16_t index, uint32_t& type, uint64_t& offset, uint64_t& size, uint32_t& link, uint32_t& name) {
+    const uint64_t header = shoff + uint64_t{index} * shentsize;
+    return read_at(elf, header, name) && read_at(elf, header + 4, type) && read_at(elf, header + 0x18, offset) &&
+           read_at(elf, header + 0x20, size) && read_at(elf, header + 0x28, link);
+  };
+  uint32_t type = 0, link = 0, name = 0;
+  uint64_t strtab = 0, size = 0;
+  if (!section(shstrndx, type, strtab, size, link, name)) return CudartLinkage::NotElf;
+  bool has_fatbin = false;
+  bool needs_cudart = false;
+  for (uint16_t i = 0; i < shnum; ++i) {
+    uint64_t offset = 0;
+    if (!section(i, type, offset, size, link, name)) break;
+    if (strtab + name < elf.size() && std::strcmp(elf.data() + strtab + name, ".nv_fatbin") == 0) has_fatbin = true;
+    if (type == 6 /* SHT_DYNAMIC */) {
+      uint32_t str_type = 0, str_link = 0, str_name = 0;
+      uint64_t dynstr = 0, dynstr_size = 0;
+      if (!section(static_cast<uint16_t>(link), str_type, dynstr, dynstr_size, str_link, str_name)) continue;
+      for (uint64_t entry = offset; entry + 16 <= offset + size; entry += 16) {
+        int64_t tag = 0;
+        uint64_t value = 0;
+        if (!read_at(elf, entry, tag) || !read_at(elf, entry + 8, value)) break;
+        if (tag == 1 /* DT_NEEDED */ && value < dynstr_size && dynstr + value < elf.size()) {
+          if (std::strncmp(elf.data() + dynstr + value, "libcudart.so", 12) == 0) needs_cudart = true;
+        }
+      }
+    }
+  }
+  if (needs_cudart) return CudartLinkage::Shared;
+  return has_fatbin ? CudartLinkage::Static : CudartLinkage::None;
+}
+
+std::string cudart_directory() {
+  namespace fs = std::filesystem;
+  if (const char* dir = std::getenv("GPUVP_CUDART_DIR"); dir != nullptr && *dir != '\0') {
+    return fs::exists(fs::path(dir) / "libcudart.so.13") ? std::string(dir) : std::string();
+  }
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  const fs::path lib = self.parent_path() / "lib";
+  return fs::exists(lib / "libcudart.so.13") ? lib.string() : std::string();
+}
+
+RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
+    : command_(app.add_subcommand("run", "run a CUDA program (built with nvcc -cudart shared) on the platform")),
+      loader_(loader) {
+  command_->add_option("--config,-c", config_, "preset name or config file (default: v100)");
+  command_->add_option("--set,-s", overrides_, "override one knob: --set gpu.sm.count=80 (repeatable)")
+      ->type_name("KEY=VALUE");
+  command_->add_option("--stats", stats_path_, "write the statistics JSON to this file when the program ends");
+  command_->add_option("program", program_, "-- ./app args...")->required();
+  command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024");
+}
+
+int RunCommand::execute() const {
+  const config::Config config = loader_.load(config_.empty() ? "v100" : config_, overrides_);
+  const PlatformParams params = PlatformParams::load(config);
+  const std::string program = resolve_program(program_.front());
+  if (::access(program.c_str(), X_OK) != 0) {
+    std::cerr << "gpuvp run: " << program_.front() << ": not an executable file\n";
+    return 127;
+  }
+  switch (cudart_linkage(program)) {
+    case CudartLinkage::Static:
+      std::cerr << "gpuvp run: " << program_.front()
+                << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
+                   "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
+      return 1;
+    case CudartLinkage::None:
+      std::cerr << "gpuvp run: warning: " << program_.front()
+                << " does not link libcudart.so; it will run, but not on the GPU model\n";
+      break;
+    default:
+      break;
+  }
+  const std::string library_dir = cudart_directory();
+  if (library_dir.empty()) {
+    std::cerr << "gpuvp run: cannot find gpuvp's libcudart.so.13 (looked in lib/ next to the gpuvp executable; "
+                 "set GPUVP_CUDART_DIR)\n";
+    return 1;
+  }
+
+  stats::Registry stats;
+  bridge::PlatformServer server(params, stats);
+
+  // The program's environment: ours, plus the socket and the library path.
+  std::vector<std::string> environment;
+  std::string library_path = library_dir;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string variable = *entry;
+    if (variable.rfind("LD_LIBRARY_PATH=", 0) == 0) {
+      if (variable.size() > 16) library_path += ":" + variable.substr(16);
+    } else if (variable.rfind(std::string(device::kSocketEnvironmentVariable) + "=", 0) != 0) {
+      environment.push_back(variable);
+    }
+  }
+  environment.push_back("LD_LIBRARY_PATH=" + library_path);
+  environment.push_back(std::string(device::kSocketEnvironmentVariable) + "=" + server.socket_path());
+  std::vector<char*> envp;
+  for (std::string& variable : environment) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> arguments = program_;
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t child = -1;
+  if (const int error = ::posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data()); error != 0) {
+    std::cerr << "gpuvp run: cannot start " << program_.front() << ": " << std::strerror(error) << "\n";
+    return 127;
+  }
+  // The program owns the terminal's Ctrl-C: it reaches the program (same process group); gpuvp
+  // keeps serving until the program has gone.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old_int {};
+  ::sigaction(SIGINT, &ignore, &old_int);
+
+  int status = 0;
+  bool exited = false;
+  server.run([&] {
+    if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
+    return exited;
+  });
+  if (!exited) ::waitpid(child, &status, 0);
+  ::sigaction(SIGINT, &old_int, nullptr);
+
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const bridge::PlatformActivity activity = server.activity();
+  std::cerr << "\ngpuvp run: " << program_.front()
+            << (WIFSIGNALED(status) ? " was killed by signal " + std::to_string(WTERMSIG(status))
+                                    : " exited with code " + std::to_string(code))
+            << "; " << activity.kernels_started << " kernel launch(es), " << activity.commands_completed
+            << " device commands, simulated time " << format_ms(server.simulated_ps()) << " on "
+            << params.device.name << " (" << config.source() << ").\n"
+            << "gpuvp run: kernels ran on the functional model (PTX executor); cycle timing is not modeled yet.\n";
+  const std::string summary = server.stats_summary();
+  if (!summary.empty()) std::cerr << summary;
+  if (!stats_path_.empty()) {
+    std::ofstream out(stats_path_, std::ios::binary);
+    out << server.stats_json();
+    if (!out) {
+      std::cerr << stats_path_ << ": error: cannot write the statistics file\n";
+      return code != 0 ? code : 1;
+    }
+    std::cerr << "gpuvp run: statistics written to " << stats_path_ << "\n";
+  }
+  return code;
+}
+
+}  // namespace gpuvp::cli

@@ -1,0 +1,42 @@
+// `gpuvp run [--config v100] [--set k=v]... [--stats out.json] -- ./app args...`: starts the
+// platform, runs an unmodified CUDA program (built with `nvcc -cudart shared`) against gpuvp's
+// libcudart.so.13, preserves the program's stdout, stderr and exit code, and writes statistics.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "platform/config/config.h"
+
+namespace gpuvp::cli {
+
+class RunCommand {
+ public:
+  // Registers the `run` subcommand on `app`.
+  RunCommand(CLI::App& app, const config::ConfigLoader& loader);
+
+  bool selected() const { return command_->parsed(); }
+  // Runs the program; returns its exit code (128 + signal when a signal killed it), or 1 when
+  // gpuvp itself could not run it. Throws config::ConfigError for a bad configuration.
+  int execute() const;
+
+ private:
+  CLI::App* command_;
+  const config::ConfigLoader& loader_;
+  std::string config_;
+  std::vector<std::string> overrides_;
+  std::string stats_path_;
+  std::vector<std::string> program_;
+};
+
+// How a program links the CUDA runtime, read from its ELF file.
+enum class CudartLinkage { Shared, Static, None, NotElf };
+CudartLinkage cudart_linkage(const std::string& path);
+
+// The directory holding gpuvp's libcudart.so.13: $GPUVP_CUDART_DIR, else lib/ next to the gpuvp
+// executable. Empty when neither has the library.
+std::string cudart_directory();
+
+}  // namespace gpuvp::cli
