@@ -14,6 +14,8 @@
 // function owns a fixed register range, saved per lane on calls so recursion works.
 #include "models/gpu/ptx/executor.h"
 
+#include "models/gpu/ptx/kernel_run.h"
+
 #include <algorithm>
 #include <array>
 #include <bitset>
@@ -204,36 +206,165 @@ struct Cta {
   std::array<Barrier, kBarrierCount> barriers{};
 };
 
+// A resident CTA's functional state; slots are reused so warps keep their buffers.
+struct CtaState {
+  Cta cta;
+  std::vector<Warp> warps;
+  bool in_use = false;
+};
+
+}  // namespace
+
+namespace detail {
+
 class LaunchRun {
  public:
   LaunchRun(const LoadedModule& loaded, const Kernel& kernel, const LaunchConfig& config,
-            const std::vector<uint8_t>& params, MemoryInterface& global, const ExecutorOptions& options)
-      : program_(loaded.module().program()),
-        loaded_(loaded),
-        kernel_(kernel),
+            std::vector<uint8_t> params, MemoryInterface& global, const ExecutorOptions& options)
+      : kernel_(kernel),
         config_(config),
-        params_(params),
+        program_(loaded.module().program()),
+        loaded_(loaded),
+        params_(std::move(params)),
         global_(global),
-        options_(options) {}
-
-  LaunchResult run() {
-    LaunchResult result;
+        options_(options) {
     try {
       validate();
       layout();
-      const uint64_t cta_count = config_.grid.count();
-      for (uint64_t linear = 0; linear < cta_count; ++linear) run_cta(linear);
-    } catch (const KernelFault& fault) {
-      result.status = fault.status;
-      result.message = fault.message;
+    } catch (const KernelFault& f) {
+      fail(f);
     }
+  }
+
+  // ---------------------------------------------------------------- stepping API (kernel_run.h)
+  LaunchStatus status_ = LaunchStatus::kSuccess;
+  std::string message_;
+  bool finished_ = false;
+
+  void fail(const KernelFault& f) {
+    if (status_ != LaunchStatus::kSuccess) return;
+    status_ = f.status;
+    message_ = f.message;
+  }
+  bool ok() const { return status_ == LaunchStatus::kSuccess; }
+
+  uint32_t start_cta(uint64_t linear) {
+    uint32_t slot = 0;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(ctas_.size());
+      ctas_.push_back(std::make_unique<CtaState>());
+      auto& warps = ctas_.back()->warps;
+      warps.resize(warps_per_cta_);
+      for (auto& warp : warps) {
+        warp.registers.assign(static_cast<size_t>(total_registers_) * kWarpSize, 0);
+        warp.predicates.assign(total_predicates_, 0);
+      }
+    }
+    CtaState& state = *ctas_[slot];
+    state.in_use = true;
+    bind(state);
+    init_cta(linear);
+    return slot;
+  }
+  void retire_cta(uint32_t slot) {
+    CtaState& state = *ctas_[slot];
+    if (!state.in_use) return;
+    state.in_use = false;
+    free_slots_.push_back(slot);
+  }
+  void bind(CtaState& state) {
+    cta_ = &state.cta;
+    warps_ = &state.warps;
+  }
+  Warp& warp_at(uint32_t slot, uint32_t w) { return ctas_[slot]->warps[w]; }
+  const Warp& warp_at(uint32_t slot, uint32_t w) const { return ctas_[slot]->warps[w]; }
+  bool warp_ready(uint32_t slot, uint32_t w) {
+    if (!ok()) return false;
+    Warp& warp = warp_at(slot, w);
+    return warp.current_mask != 0 || reschedule(warp);
+  }
+  const InstructionInfo& info_of(const Warp& warp) const {
+    return info_[key_function(warp.current_key)][key_pc(warp.current_key)];
+  }
+  bool step_public(uint32_t slot, uint32_t w, StepResult* out) {
+    if (!ok()) return false;
+    CtaState& state = *ctas_[slot];
+    bind(state);
+    Warp& warp = state.warps[w];
+    if (warp.current_mask == 0 && !reschedule(warp)) return true;
+    if (out != nullptr) {
+      const InstructionInfo& info = info_of(warp);
+      out->info = &info;
+      out->active_mask = warp.current_mask;
+      out->exec_mask = 0;
+      out->access_mask = 0;
+      out->barrier_wait = false;
+      out->printf = false;
+      out_ = out;
+      capture_ = info.access != AccessOp::kNone ? out : nullptr;
+    }
+    try {
+      step(warp);
+    } catch (const KernelFault& f) {
+      fail(f);
+    }
+    if (out != nullptr) {
+      out->warp_exited = (warp.valid_mask & ~warp.exited_mask) == 0;
+      out_ = nullptr;
+      capture_ = nullptr;
+    }
+    return ok();
+  }
+  uint64_t run_warp_public(uint32_t slot, uint32_t w, uint64_t budget) {
+    if (!ok()) return 0;
+    CtaState& state = *ctas_[slot];
+    bind(state);
+    Warp& warp = state.warps[w];
+    const uint64_t before = warp.issued;
+    try {
+      run_warp(warp, budget);
+    } catch (const KernelFault& f) {
+      fail(f);
+    }
+    return warp.issued - before;
+  }
+  void report_deadlock_public(uint32_t slot) {
+    if (!ok()) return;
+    bind(*ctas_[slot]);
+    try {
+      report_deadlock();
+    } catch (const KernelFault& f) {
+      fail(f);
+    }
+  }
+  LaunchResult finish() {
+    LaunchResult result;
+    result.status = status_;
+    result.message = message_;
     result.warp_instructions = warp_instructions_;
     result.thread_instructions = thread_instructions_;
-    if (options_.printf_sink) {
+    if (!finished_ && options_.printf_sink) {
       for (const auto& text : printf_output_) options_.printf_sink(text);
     }
+    finished_ = true;
     return result;
   }
+
+  const Kernel& kernel_;
+  const LaunchConfig config_;
+  uint32_t warps_per_cta_ = 0;
+  uint32_t total_registers_ = 0;
+  uint32_t total_predicates_ = 0;
+  uint32_t shared_bytes_ = 0;
+  std::vector<std::unique_ptr<CtaState>> ctas_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<std::vector<InstructionInfo>> info_;  // [function][pc]; reachable functions only
+  Cta* cta_ = nullptr;
+  uint64_t warp_instructions_ = 0;
+  uint64_t thread_instructions_ = 0;
 
  private:
   // ---------------------------------------------------------------- setup
@@ -297,16 +428,19 @@ class LaunchRun {
                                                    program_.dynamic_shared_alignment * program_.dynamic_shared_alignment);
     shared_bytes_ = dynamic_shared_offset_ + config_.dynamic_shared_bytes;
     const uint64_t threads = config_.block.count();
-    warps_.resize((threads + kWarpSize - 1) / kWarpSize);
-    for (auto& warp : warps_) {
-      warp.registers.assign(static_cast<size_t>(total_registers_) * kWarpSize, 0);
-      warp.predicates.assign(total_predicates_, 0);
+    warps_per_cta_ = static_cast<uint32_t>((threads + kWarpSize - 1) / kWarpSize);
+    info_.assign(program_.functions.size(), {});
+    for (size_t f = 0; f < program_.functions.size(); ++f) {
+      if (reachable[f]) build_info(static_cast<uint32_t>(f));
     }
   }
 
+  void build_info(uint32_t fi);
+
   // ---------------------------------------------------------------- CTA loop
-  void run_cta(uint64_t linear) {
-    Cta cta;
+  void init_cta(uint64_t linear) {
+    Cta& cta = *cta_;
+    cta.barriers.fill(Barrier{});
     cta.linear = static_cast<uint32_t>(linear);
     cta.id = Dim3(static_cast<uint32_t>(linear % config_.grid.x),
                   static_cast<uint32_t>((linear / config_.grid.x) % config_.grid.y),
@@ -314,10 +448,9 @@ class LaunchRun {
     cta.shared.assign(shared_bytes_, 0);
     const uint32_t threads = static_cast<uint32_t>(config_.block.count());
     cta.live_threads = threads;
-    cta_ = &cta;
     const auto& kernel_function = program_.functions[kernel_.function_index];
-    for (uint32_t w = 0; w < warps_.size(); ++w) {
-      Warp& warp = warps_[w];
+    for (uint32_t w = 0; w < warps_->size(); ++w) {
+      Warp& warp = (*warps_)[w];
       warp.index = w;
       const uint32_t first = w * kWarpSize;
       const uint32_t lanes = std::min<uint32_t>(kWarpSize, threads - first);
@@ -344,27 +477,15 @@ class LaunchRun {
         std::fill(local.begin(), local.begin() + kernel_function.frame_bytes, 0);
       }
       warp.current_mask = 0;
+      warp.current_key = kExitedKey;
       reschedule(warp);
     }
-    // Round-robin over warps until every thread has exited.
-    while (true) {
-      bool all_done = true;
-      bool progressed = false;
-      for (auto& warp : warps_) {
-        if ((warp.valid_mask & ~warp.exited_mask) == 0) continue;
-        all_done = false;
-        if (run_warp(warp, kWarpSlice)) progressed = true;
-      }
-      if (all_done) break;
-      if (!progressed) report_deadlock();
-    }
-    cta_ = nullptr;
   }
 
   [[noreturn]] void report_deadlock() {
     std::ostringstream message;
     message << "barrier deadlock in kernel " << kernel_.name << ", CTA " << dim(cta_->id) << ": ";
-    for (const auto& warp : warps_) {
+    for (const auto& warp : *warps_) {
       if (warp.blocked_mask == 0) continue;
       int lane = __builtin_ctz(warp.blocked_mask);
       message << "warp " << warp.index << " waits at " << location(key_function(warp.keys[lane]), key_pc(warp.keys[lane]) - 1)
@@ -635,6 +756,37 @@ class LaunchRun {
     }
   }
 
+  // The resolved space and in-space address of an access (as the observer reports it).
+  static MemoryAccess::Space resolved_space(ir::Space space, uint64_t& address, bool is_global) {
+    if (is_global) return space == ir::Space::kConst ? MemoryAccess::Space::kConst : MemoryAccess::Space::kGlobal;
+    ir::Space effective = space;
+    if (space == ir::Space::kGeneric || space == ir::Space::kShared || space == ir::Space::kLocal) {
+      if (address >= kSharedWindow && address < kSharedWindow + kWindowBytes) {
+        effective = ir::Space::kShared;
+        address -= kSharedWindow;
+      } else if (address >= kLocalWindow && address < kLocalWindow + kWindowBytes) {
+        effective = ir::Space::kLocal;
+        address -= kLocalWindow;
+      }
+    }
+    if (address >= kParamWindow && address < kParamWindow + kWindowBytes) {
+      effective = ir::Space::kParam;
+      address -= kParamWindow;
+    }
+    return effective == ir::Space::kShared  ? MemoryAccess::Space::kShared
+           : effective == ir::Space::kParam ? MemoryAccess::Space::kParam
+                                            : MemoryAccess::Space::kLocal;
+  }
+
+  // Records a lane's access of the current memory instruction for the timing model.
+  void record(int lane, ir::Space space, uint64_t address, uint32_t size, bool is_global) {
+    LaneAccess& a = capture_->accesses[static_cast<size_t>(lane)];
+    a.space = resolved_space(space, address, is_global);
+    a.address = address;
+    a.size = size;
+    capture_->access_mask |= 1u << lane;
+  }
+
   // Reports an access to the observer with its resolved space and in-space address.
   void observe(const Warp& warp, int lane, ir::Space space, uint64_t address, uint32_t size, bool is_write, bool is_global) {
     MemoryAccess access;
@@ -675,6 +827,7 @@ class LaunchRun {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, false, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, false, host == nullptr);
+    if (capture_ != nullptr) record(lane, space, address, size, host == nullptr);
     if (host != nullptr) {
       std::memcpy(out, host, size);
     } else if (!global_.read(global_address, out, size)) {
@@ -686,6 +839,7 @@ class LaunchRun {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, true, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, true, host == nullptr);
+    if (capture_ != nullptr) record(lane, space, address, size, host == nullptr);
     if (host != nullptr) {
       std::memcpy(host, in, size);
     } else if (!global_.write(global_address, in, size)) {
@@ -711,7 +865,7 @@ class LaunchRun {
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
     // Kernel parameters are the same for every lane: read once, broadcast.
     if (width == 1 && address.memory_base == ir::MemoryBase::kSymbol && address.symbol_kind == ir::SymbolKind::kKernelParam &&
-        data.kind == OperandKind::kRegister && !options_.memory_observer) {
+        data.kind == OperandKind::kRegister && !options_.memory_observer && capture_ == nullptr) {
       uint64_t value = 0;
       load_bytes(c.warp, __builtin_ctz(mask), inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
       value = extend_loaded(value, inst.type);
@@ -1203,27 +1357,21 @@ class LaunchRun {
 
   const ir::Program& program_;
   const LoadedModule& loaded_;
-  const Kernel& kernel_;
-  const LaunchConfig& config_;
-  const std::vector<uint8_t>& params_;
+  const std::vector<uint8_t> params_;
   MemoryInterface& global_;
-  const ExecutorOptions& options_;
+  const ExecutorOptions options_;
 
   std::vector<uint32_t> register_base_;
   std::vector<uint32_t> predicate_base_;
-  uint32_t total_registers_ = 0;
-  uint32_t total_predicates_ = 0;
   uint32_t dynamic_shared_offset_ = 0;
   const std::vector<uint32_t>* shared_offsets_ = nullptr;  // this kernel's static shared layout
-  uint32_t shared_bytes_ = 0;
-  std::vector<Warp> warps_;
-  Cta* cta_ = nullptr;
+  std::vector<Warp>* warps_ = nullptr;  // the bound CTA's warps
+  StepResult* out_ = nullptr;           // step results requested (timing model)
+  StepResult* capture_ = nullptr;       // ...and this step is a memory op: record lane accesses
   std::array<std::array<uint64_t, kWarpSize>, 4> scratch_{};
   std::array<uint64_t, kWarpSize> sink_{};
   std::array<uint64_t, kWarpSize> result_{};
   std::vector<std::string> printf_output_;
-  uint64_t warp_instructions_ = 0;
-  uint64_t thread_instructions_ = 0;
 };
 
 void LaunchRun::step(Warp& warp) {
@@ -1237,6 +1385,7 @@ void LaunchRun::step(Warp& warp) {
             warp.predicates.data() + predicate_base_[function_index], function, function_index};
   uint32_t exec = active;
   if (inst.has_guard) exec &= c.predicates[inst.guard] ^ (inst.guard_negated ? kFullMask : 0);
+  if (out_ != nullptr) out_->exec_mask = exec;
 
   ++warp_instructions_;
   ++warp.issued;
@@ -1285,6 +1434,7 @@ void LaunchRun::step(Warp& warp) {
     case Opcode::kBarSync:
     case Opcode::kBarRed:
       if (exec) {
+        if (out_ != nullptr) out_->barrier_wait = true;
         arrive_at_barrier(c, inst, exec, true);
         // Lanes that arrived wait; the rest (guard false) go on.
         for_lanes(active, [&](int lane) { warp.keys[lane] = key + 1; });
@@ -1494,7 +1644,7 @@ void LaunchRun::check_barriers() {
 
 void LaunchRun::release_barrier(int id) {
   Barrier& barrier = cta_->barriers[id];
-  for (auto& warp : warps_) {
+  for (auto& warp : *warps_) {
     const uint32_t waiters = warp.barrier_waiters[id];
     if (waiters == 0) continue;
     for_lanes(waiters, [&](int lane) {
@@ -1636,6 +1786,7 @@ void LaunchRun::do_printf(Context& c, const Instruction& inst, int lane) {
     i = j;
   }
   printf_output_.push_back(std::move(out));
+  if (out_ != nullptr) out_->printf = true;
   // vprintf's return value: the number of arguments, as CUDA documents.
   const Operand& returns = inst.operands[1];
   if (returns.count > 0) {
@@ -1666,13 +1817,14 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
         file + ":" + std::to_string(line) + ": " + function + ": Assertion `" + message + "` failed,");
 }
 
-}  // namespace
+}  // namespace detail
 
 // Implementation of the per-instruction ALU lives in executor_alu.inc so this file stays
 // readable; it defines LaunchRun::exec_alu.
 }  // namespace gpuvp::ptx
 
 #include "models/gpu/ptx/executor_alu.inc"
+#include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {
 
@@ -1681,10 +1833,72 @@ Executor::Executor(MemoryInterface& global_memory, ExecutorOptions options)
 
 Executor::~Executor() = default;
 
+// Functional-only launch: CTAs in linear order, warps round-robin in slices, through the
+// same stepping API a timing model uses.
 LaunchResult Executor::launch(const LoadedModule& module, const Kernel& kernel, const LaunchConfig& config,
                               const std::vector<uint8_t>& params) {
-  LaunchRun run(module, kernel, config, params, global_memory_, options_);
-  return run.run();
+  KernelRun run(global_memory_, options_, module, kernel, config, params);
+  const uint64_t cta_count = run.ok() ? run.cta_count() : 0;
+  const uint32_t warps = run.warps_per_cta();
+  for (uint64_t linear = 0; linear < cta_count && run.ok(); ++linear) {
+    const uint32_t slot = run.start_cta(linear);
+    while (run.ok() && !run.cta_done(slot)) {
+      bool progressed = false;
+      for (uint32_t w = 0; w < warps; ++w) {
+        if (run.run_warp(slot, w, kWarpSlice) != 0) progressed = true;
+      }
+      if (!progressed) run.report_deadlock(slot);
+    }
+    run.retire_cta(slot);
+  }
+  return run.finish();
 }
+
+// ---------------------------------------------------------------- KernelRun
+
+const char* to_string(UnitClass unit) noexcept {
+  switch (unit) {
+    case UnitClass::kFp32: return "fp32";
+    case UnitClass::kFp64: return "fp64";
+    case UnitClass::kInt: return "int";
+    case UnitClass::kSfu: return "sfu";
+    case UnitClass::kLdst: return "ldst";
+    case UnitClass::kBranch: return "branch";
+    case UnitClass::kBarrier: return "barrier";
+    case UnitClass::kOther: return "other";
+  }
+  return "?";
+}
+
+KernelRun::KernelRun(MemoryInterface& global_memory, const ExecutorOptions& options, const LoadedModule& module,
+                     const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params)
+    : impl_(std::make_unique<detail::LaunchRun>(module, kernel, config, std::move(params), global_memory, options)) {}
+KernelRun::~KernelRun() = default;
+
+bool KernelRun::ok() const { return impl_->ok(); }
+LaunchStatus KernelRun::status() const { return impl_->status_; }
+const std::string& KernelRun::message() const { return impl_->message_; }
+const Kernel& KernelRun::kernel() const { return impl_->kernel_; }
+const LaunchConfig& KernelRun::config() const { return impl_->config_; }
+uint64_t KernelRun::cta_count() const { return impl_->config_.grid.count(); }
+uint32_t KernelRun::warps_per_cta() const { return impl_->warps_per_cta_; }
+uint32_t KernelRun::register_slots() const { return impl_->total_registers_ + impl_->total_predicates_; }
+uint32_t KernelRun::shared_bytes_per_cta() const { return impl_->shared_bytes_; }
+uint32_t KernelRun::start_cta(uint64_t linear) { return impl_->start_cta(linear); }
+uint64_t KernelRun::cta_linear(uint32_t slot) const { return impl_->ctas_[slot]->cta.linear; }
+bool KernelRun::warp_ready(uint32_t slot, uint32_t w) { return impl_->warp_ready(slot, w); }
+bool KernelRun::warp_exited(uint32_t slot, uint32_t w) const {
+  const Warp& warp = impl_->warp_at(slot, w);
+  return (warp.valid_mask & ~warp.exited_mask) == 0;
+}
+const InstructionInfo& KernelRun::next(uint32_t slot, uint32_t w) const { return impl_->info_of(impl_->warp_at(slot, w)); }
+bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out) { return impl_->step_public(slot, w, out); }
+uint64_t KernelRun::run_warp(uint32_t slot, uint32_t w, uint64_t budget) { return impl_->run_warp_public(slot, w, budget); }
+bool KernelRun::cta_done(uint32_t slot) const { return impl_->ctas_[slot]->cta.live_threads == 0; }
+void KernelRun::report_deadlock(uint32_t slot) { impl_->report_deadlock_public(slot); }
+void KernelRun::retire_cta(uint32_t slot) { impl_->retire_cta(slot); }
+uint64_t KernelRun::warp_instructions() const { return impl_->warp_instructions_; }
+uint64_t KernelRun::thread_instructions() const { return impl_->thread_instructions_; }
+LaunchResult KernelRun::finish() { return impl_->finish(); }
 
 }  // namespace gpuvp::ptx

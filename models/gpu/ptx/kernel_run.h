@@ -1,0 +1,139 @@
+// Warp-stepping API of the PTX functional model (execute-at-issue, as GPGPU-Sim does): a
+// timing model decides WHEN a warp issues; the functional model computes WHAT it does at
+// that moment. Executor::launch is a plain loop over this same API.
+//
+//   KernelRun run(memory, options, loaded, kernel, {grid, block, dyn_smem}, params);
+//   if (!run.ok()) ...                                   // invalid launch (run.message())
+//   uint32_t slot = run.start_cta(linear_cta);           // functional state of a resident CTA
+//   for each cycle, for each warp w of the CTA:
+//     if (!run.warp_ready(slot, w)) continue;            // exited, or all lanes at a barrier
+//     const InstructionInfo& next = run.next(slot, w);   // unit, registers, memory space: no side effect
+//     ... scoreboard / functional-unit checks on `next` ...
+//     StepResult r;  run.step(slot, w, &r);              // executes it; per-lane addresses in r
+//   if (run.cta_done(slot)) run.retire_cta(slot);        // slot is reused by a later start_cta
+//   LaunchResult result = run.finish();                  // counters, first fault, printf flushed
+//
+// A fault (illegal address, trap, ...) ends the kernel: step() returns false, status() and
+// message() tell why, every later call is a no-op. Not thread-safe: one KernelRun is stepped
+// from one thread (the parallel SM phase of issue 6 must give each SM its own staging).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu/ptx/executor.h"
+
+namespace gpuvp::ptx {
+
+namespace detail {
+class LaunchRun;
+}
+
+// Functional-unit class an instruction is dispatched to.
+enum class UnitClass : uint8_t {
+  kFp32,     // f32/f16 arithmetic, compares, conversions between floats of <= 32 bits
+  kFp64,     // f64 arithmetic, compares, conversions involving f64
+  kInt,      // integer/logic, moves, shuffles and votes
+  kSfu,      // sin, cos, lg2, ex2, rcp/sqrt/rsqrt f32, tanh, f32 division
+  kLdst,     // ld, st, atom, red, prefetch (any state space)
+  kBranch,   // bra, call, ret, exit, trap, nanosleep
+  kBarrier,  // bar.sync/arrive/red, bar.warp.sync
+  kOther,    // membar, fence
+};
+constexpr int kUnitClassCount = 8;
+const char* to_string(UnitClass unit) noexcept;
+
+enum class AccessOp : uint8_t { kNone, kLoad, kStore, kAtomic, kReduction };
+
+// Static facts about one decoded instruction, known before it executes.
+struct InstructionInfo {
+  static constexpr int kMaxDst = 4;
+  static constexpr int kMaxSrc = 8;
+  UnitClass unit = UnitClass::kOther;
+  AccessOp access = AccessOp::kNone;
+  // Declared state space for memory ops (generic addresses are resolved per lane at step).
+  enum class Space : uint8_t { kNone, kGeneric, kGlobal, kShared, kLocal, kConst, kParam } space = Space::kNone;
+  uint8_t dst_count = 0;
+  uint8_t src_count = 0;
+  // Warp-register ids in [0, KernelRun::register_slots()): registers, then predicates, of
+  // the whole call tree, so the scoreboard is one flat array per warp. Beyond kMax* the
+  // operands are not tracked (no nvcc instruction we know of has more).
+  std::array<uint32_t, kMaxDst> dst{};
+  std::array<uint32_t, kMaxSrc> src{};
+  uint32_t ptx_line = 0;
+  uint16_t opcode = 0;  // ir::Opcode, for tracing
+};
+
+// One lane's memory access in a step, after generic-address resolution.
+struct LaneAccess {
+  uint64_t address = 0;  // device address (global/const) or offset in its space
+  uint32_t size = 0;     // bytes (vector accesses: the whole vector)
+  MemoryAccess::Space space = MemoryAccess::Space::kGlobal;
+};
+
+// What one issued warp instruction did, for the timing model.
+struct StepResult {
+  const InstructionInfo* info = nullptr;
+  uint32_t active_mask = 0;   // lanes issued together (the SIMT group)
+  uint32_t exec_mask = 0;     // of those, lanes whose guard predicate held
+  uint32_t access_mask = 0;   // lanes with an entry in `accesses` (memory ops only)
+  std::array<LaneAccess, 32> accesses;
+  bool barrier_wait = false;  // lanes arrived at bar.sync/bar.red and now wait
+  bool warp_exited = false;   // every thread of the warp has exited
+  bool printf = false;        // device printf ran
+};
+
+class KernelRun {
+ public:
+  // Validates the launch; on error ok() is false and status()/message() say why.
+  KernelRun(MemoryInterface& global_memory, const ExecutorOptions& options, const LoadedModule& module,
+            const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params);
+  ~KernelRun();
+  KernelRun(const KernelRun&) = delete;
+  KernelRun& operator=(const KernelRun&) = delete;
+
+  bool ok() const;
+  LaunchStatus status() const;
+  const std::string& message() const;
+
+  const Kernel& kernel() const;
+  const LaunchConfig& config() const;
+  uint64_t cta_count() const;
+  uint32_t warps_per_cta() const;
+  uint32_t register_slots() const;        // scoreboard entries per warp (registers + predicates)
+  uint32_t shared_bytes_per_cta() const;  // static (this kernel's) + dynamic, aligned
+
+  // Creates the functional state of CTA `linear` (0 <= linear < cta_count()); returns its slot.
+  uint32_t start_cta(uint64_t linear);
+  uint64_t cta_linear(uint32_t slot) const;
+  // Whether warp w has lanes that can issue now (false: exited or all waiting at a barrier).
+  bool warp_ready(uint32_t slot, uint32_t w);
+  bool warp_exited(uint32_t slot, uint32_t w) const;
+  // The instruction warp w issues next; precondition warp_ready(slot, w).
+  const InstructionInfo& next(uint32_t slot, uint32_t w) const;
+  // Executes that instruction. `out` (may be null) receives what the timing model needs.
+  // Returns false when the kernel faulted (this step or before).
+  bool step(uint32_t slot, uint32_t w, StepResult* out);
+  // Up to `budget` steps of warp w without results (the functional-only fast path); returns
+  // the steps made (0: not ready or faulted).
+  uint64_t run_warp(uint32_t slot, uint32_t w, uint64_t budget);
+  // Every thread of the CTA has exited.
+  bool cta_done(uint32_t slot) const;
+  // Marks a CTA whose live warps can never issue again as a barrier deadlock (a fault).
+  void report_deadlock(uint32_t slot);
+  // Frees the slot for reuse.
+  void retire_cta(uint32_t slot);
+
+  uint64_t warp_instructions() const;
+  uint64_t thread_instructions() const;
+  // Counters and the first fault; flushes device printf output to the options' sink.
+  LaunchResult finish();
+
+ private:
+  std::unique_ptr<detail::LaunchRun> impl_;
+};
+
+}  // namespace gpuvp::ptx
