@@ -195,7 +195,12 @@ void HbmController::run_channel(uint32_t c) {
   }
   refresh(ch, now);
   uint64_t next = kNever;
-  if (try_issue(ch, now, next)) next = now + 1;
+  if (try_issue(ch, now, next, true)) {
+    // Sleep until the first cycle some command can go, not just to the next cycle: a request
+    // arriving meanwhile wakes the channel itself at its decode edge.
+    next = kNever;
+    try_issue(ch, now + 1, next, false);
+  }
   next = std::min(next, std::max(ch.refresh_due, now + 1));
   if (!ch.queue.empty()) wake(ch, next);
 }
@@ -223,7 +228,7 @@ void HbmController::refresh(Channel& ch, uint64_t now) {
   }
 }
 
-bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
+bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool issue) {
   const std::size_t n = ch.queue.size();
   ChannelStats& st = *channel_stats_[ch.index];
   auto classify = [](Request& r, stats::Counter* kind) {
@@ -244,8 +249,8 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
     const uint64_t lat = r.write ? t_.wl : t_.cl;
     if (ch.bus_free > lat) t = std::max(t, ch.bus_free - lat);
     if (!r.write) t = std::max(t, ch.wtr_ok);
-    if (t > now) {
-      next = std::min(next, t);
+    if (t > now || !issue) {
+      next = std::min(next, std::max(t, now));
       continue;
     }
     classify(r, st.row_hits);
@@ -272,8 +277,8 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
     if (b.open_row == kClosed) {
       t = std::max({r.eligible, ch.next_cmd, b.act_ok, ch.rrd_s_ok, ch.rrd_l_ok[r.bank_group]});
       if (ch.acts >= 4) t = std::max(t, ch.faw[ch.faw_next] + t_.faw);
-      if (t > now) {
-        next = std::min(next, t);
+      if (t > now || !issue) {
+        next = std::min(next, std::max(t, now));
         continue;
       }
       classify(r, st.row_misses);
@@ -290,8 +295,8 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next) {
       // Open-row policy: keep a row that a queued request still hits (it goes first).
       if (b.hit_stamp == stamp) continue;
       t = std::max({r.eligible, ch.next_cmd, b.pre_ok});
-      if (t > now) {
-        next = std::min(next, t);
+      if (t > now || !issue) {
+        next = std::min(next, std::max(t, now));
         continue;
       }
       classify(r, st.row_conflicts);

@@ -83,7 +83,9 @@ class HbmController : public sc_core::sc_module {
   bool admit(int id, tlm::tlm_generic_payload& gp);  // false: that channel's queue is full
   void run_channel(uint32_t c);
   void refresh(Channel& ch, uint64_t now);
-  bool try_issue(Channel& ch, uint64_t now, uint64_t& next);
+  // Issues the command FR-FCFS picks at cycle `now` (issue = true) or only finds the first cycle
+  // at or after `now` that some command may issue (issue = false); `next` gets that cycle.
+  bool try_issue(Channel& ch, uint64_t now, uint64_t& next, bool issue);
   void complete(Channel& ch, std::size_t index, uint64_t done_cycle);
   void wake(Channel& ch, uint64_t cycle);
   void respond();
