@@ -20,10 +20,11 @@ class Ring {
   bool empty() const { return size_ == 0; }
   bool full() const { return size_ == slots_.size(); }
   T& front() { return slots_[head_]; }
-  T& at(std::size_t i) { return slots_[(head_ + i) % slots_.size()]; }  // i-th oldest
-  void push(const T& v) { slots_[(head_ + size_++) % slots_.size()] = v; }  // caller checks full()
+  // Index arithmetic wraps with a compare, not a division: these run in the schedulers' scans.
+  T& at(std::size_t i) { return slots_[wrap(head_ + i)]; }  // i-th oldest
+  void push(const T& v) { slots_[wrap(head_ + size_++)] = v; }  // caller checks full()
   void pop() {
-    head_ = (head_ + 1) % slots_.size();
+    head_ = wrap(head_ + 1);
     --size_;
   }
   // Removes the i-th oldest, keeping the order of the rest (O(size); rings here are short).
@@ -33,6 +34,7 @@ class Ring {
   }
 
  private:
+  std::size_t wrap(std::size_t k) const { return k >= slots_.size() ? k - slots_.size() : k; }  // k < 2 * capacity
   std::vector<T> slots_;
   std::size_t head_ = 0, size_ = 0;
 };
