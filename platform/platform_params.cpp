@@ -53,6 +53,23 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   const uint64_t channels = uint64_t{p.hbm.stacks} * p.hbm.channels_per_stack;
   rule(p.hbm.capacity_bytes % channels == 0, "memory.hbm.capacity",
        "must divide evenly among the " + std::to_string(channels) + " HBM channels");
+  // The memory-side timing model's geometry (models/memory): whole sets, rows and bursts; only
+  // checked once lines and sectors tile (one mistake, one message).
+  const bool lines_tile = p.l2.line_bytes % p.l2.sector_bytes == 0 && p.l2.slice_bytes % p.l2.line_bytes == 0;
+  if (lines_tile) {
+    rule(p.l2.slice_bytes % (uint64_t{p.l2.associativity} * p.l2.line_bytes) == 0, "memory.l2.associativity",
+         "memory.l2.slice_size must be a whole number of sets of associativity x line_size");
+    rule(p.l2.line_bytes / p.l2.sector_bytes <= 8, "memory.l2.sector_size", "at most 8 sectors per line");
+    rule(p.hbm.row_bytes % p.l2.line_bytes == 0, "memory.hbm.row_size",
+         "must be a whole number of L2 lines (memory.l2.line_size)");
+    const uint64_t burst = uint64_t{p.hbm.channel_width_bits} / p.hbm.pseudo_channels / 8 * p.hbm.burst_length;
+    rule(burst != 0 && p.l2.line_bytes % burst == 0, "memory.hbm.burst_length",
+         "an L2 line must be a whole number of bursts (channel width / pseudo-channels / 8 x burst length)");
+    const uint64_t bank_row_bytes =
+        channels * p.hbm.pseudo_channels * p.hbm.bank_groups * p.hbm.banks_per_group * p.hbm.row_bytes;
+    rule(p.hbm.capacity_bytes % bank_row_bytes == 0, "memory.hbm.capacity",
+         "must be a whole number of rows in every bank of every pseudo-channel");
+  }
   rule((p.bridge.region_bytes & (p.bridge.region_bytes - 1)) == 0, "platform.bridge.region_size",
        "must be a power of two (QEMU's ivshmem maps the region as a PCI BAR)");
   if (!errors.empty()) throw config::ConfigError(std::move(errors));
