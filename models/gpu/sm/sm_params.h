@@ -1,5 +1,6 @@
-// Streaming multiprocessor parameters: how many SMs, their clock, execution lanes per SM and the
-// occupancy limits the CTA scheduler sizes its launch table by.
+// Streaming multiprocessor parameters: how many SMs, their clock, execution lanes per SM, the
+// occupancy limits the CTA scheduler sizes its launch table by, and the timing of the SM
+// pipeline (warp scheduler, functional-unit latencies, L1 data cache, shared memory, LSU).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,8 @@
 #include "platform/config/params.h"
 
 namespace gpuvp::gpu {
+
+enum class WarpSchedulerPolicy : uint8_t { kGto, kLrr };
 
 struct SmParams {
   uint32_t count = 0;
@@ -20,6 +23,23 @@ struct SmParams {
   uint32_t max_ctas = 0;     // resident CTAs per SM
   uint32_t registers = 0;    // 32-bit registers per SM
   uint64_t shared_memory_bytes = 0;  // most shared memory a CTA set may use per SM
+
+  // Timing of the SM pipeline (core-clock cycles).
+  WarpSchedulerPolicy scheduler = WarpSchedulerPolicy::kGto;
+  uint32_t ldst_lanes = 0;      // per SM; a warp's memory instruction occupies ldst 32/(lanes/subcores) cycles
+  uint32_t fp32_latency = 0;    // dependent-issue latency
+  uint32_t fp64_latency = 0;
+  uint32_t int32_latency = 0;
+  uint32_t sfu_latency = 0;
+  uint32_t shared_latency = 0;  // shared-memory load, no bank conflict
+  uint32_t shared_banks = 0;    // 4-byte banks
+  uint64_t l1_bytes = 0;
+  uint32_t l1_ways = 0;
+  uint32_t l1_hit_latency = 0;
+  uint32_t l1_mshrs = 0;        // outstanding missed lines
+  uint32_t l1_mshr_merges = 0;  // loads that may wait on one MSHR
+  uint32_t lsu_queue = 0;       // memory instructions waiting for the L1; full: issue stalls
+  bool idle_skip = true;        // jump over cycles in which nothing can happen
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -39,6 +59,27 @@ struct SmParams {
     k.integer(&SmParams::registers, "gpu.sm.registers", 65536, 1024, 1 << 22, "32-bit registers per SM");
     k.quantity(&SmParams::shared_memory_bytes, "gpu.sm.shared_memory", Dimension::Size, "96 KiB", "0 B",
                "16 MiB", "shared memory per SM available to resident CTAs");
+    k.choice(&SmParams::scheduler, "gpu.sm.scheduler", "gto",
+             {{"gto", WarpSchedulerPolicy::kGto}, {"lrr", WarpSchedulerPolicy::kLrr}},
+             "warp scheduler per sub-core: greedy-then-oldest or loose round-robin");
+    k.integer(&SmParams::ldst_lanes, "gpu.sm.ldst_lanes", 32, 1, 1024, "load/store units per SM");
+    k.integer(&SmParams::fp32_latency, "gpu.sm.fp32_latency", 4, 1, 1000, "FP32 dependent-issue latency (cycles)");
+    k.integer(&SmParams::fp64_latency, "gpu.sm.fp64_latency", 8, 1, 1000, "FP64 dependent-issue latency (cycles)");
+    k.integer(&SmParams::int32_latency, "gpu.sm.int32_latency", 4, 1, 1000, "INT32 dependent-issue latency (cycles)");
+    k.integer(&SmParams::sfu_latency, "gpu.sm.sfu_latency", 14, 1, 1000, "SFU dependent-issue latency (cycles)");
+    k.integer(&SmParams::shared_latency, "gpu.sm.shared_latency", 19, 1, 1000,
+              "shared-memory load latency without bank conflicts (cycles)");
+    k.integer(&SmParams::shared_banks, "gpu.sm.shared_banks", 32, 1, 64, "shared-memory banks (4 bytes wide)");
+    k.quantity(&SmParams::l1_bytes, "gpu.sm.l1.size", Dimension::Size, "32 KiB", "1 KiB", "16 MiB",
+               "L1 data cache capacity (128 B lines, 32 B sectors)");
+    k.integer(&SmParams::l1_ways, "gpu.sm.l1.ways", 4, 1, 64, "L1 data cache associativity");
+    k.integer(&SmParams::l1_hit_latency, "gpu.sm.l1.hit_latency", 28, 1, 1000, "L1 hit latency (cycles)");
+    k.integer(&SmParams::l1_mshrs, "gpu.sm.l1.mshrs", 64, 1, 4096, "L1 miss-status holding registers (lines)");
+    k.integer(&SmParams::l1_mshr_merges, "gpu.sm.l1.mshr_merges", 8, 1, 64, "loads merged into one MSHR");
+    k.integer(&SmParams::lsu_queue, "gpu.sm.lsu_queue", 8, 1, 1024,
+              "memory instructions queued at the L1; when full, memory instructions stall at issue");
+    k.flag(&SmParams::idle_skip, "gpu.sm.idle_skip", true,
+           "skip cycles in which no warp can issue (never changes a reported number)");
   }
 
   // Peak rates count a fused multiply-add as two floating-point operations.

@@ -1,0 +1,824 @@
+#include "models/gpu/sm/sm.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace gpuvp::gpu {
+
+using ptx::AccessOp;
+using ptx::InstructionInfo;
+using ptx::UnitClass;
+
+namespace {
+
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr uint32_t kNone = 0xffffffffu;
+constexpr uint32_t kMaxLines = 32;  // a warp instruction touches at most 32 lines (aligned accesses)
+
+enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallCount };
+
+struct WarpSlot {
+  bool used = false;
+  uint32_t cta = 0;       // index into Impl::ctas
+  uint32_t warp = 0;      // warp index within the CTA
+  uint64_t age = 0;       // launch order (GTO)
+  bool exited = false;
+  uint32_t outstanding = 0;  // loads/atomics in flight
+  std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
+};
+
+struct CtaRecord {
+  bool used = false;
+  uint64_t start_cycle = 0;  // first cycle its warps may issue
+  ptx::KernelRun* run = nullptr;
+  uint64_t kernel_id = 0;
+  uint64_t linear = 0;
+  uint32_t slot = 0;  // KernelRun's CTA slot
+  uint32_t first_warp_slot = 0;
+  std::vector<uint32_t> warp_slots;
+};
+
+// A memory instruction queued at the L1: its lines and sector masks.
+struct LsuOp {
+  uint32_t warp_slot = 0;
+  AccessOp op = AccessOp::kLoad;
+  uint32_t line_count = 0;
+  uint32_t next_line = 0;
+  uint32_t record = kNone;  // load record (loads/atomics)
+  uint64_t lines[kMaxLines];
+  uint8_t masks[kMaxLines];
+};
+
+// A load or atomic waiting for its sectors.
+struct LoadRecord {
+  bool used = false;
+  uint32_t warp_slot = 0;
+  uint32_t pending = 0;        // lines not yet returned (+1 while the LSU still walks it)
+  uint64_t ready_floor = 0;    // earliest completion (hit latency after the last lookup)
+  uint8_t dst_count = 0;
+  uint32_t dst[InstructionInfo::kMaxDst];
+};
+
+struct Mshr {
+  bool used = false;
+  tlm::tlm_generic_payload* gp = nullptr;
+  bool atomic = false;
+  uint64_t line = 0;
+  uint8_t mask = 0;
+  uint32_t waiter_count = 0;
+  std::vector<uint32_t> waiters;  // load records (capacity l1_mshr_merges)
+};
+
+struct Outgoing {
+  uint64_t line = 0;
+  uint8_t mask = 0;
+  AccessKind kind = AccessKind::Load;
+  uint32_t mshr = kNone;
+  uint32_t warp_slot = 0;
+  uint32_t cta = 0;
+  uint64_t kernel_id = 0;
+};
+
+struct Response {
+  uint64_t ready_cycle = 0;
+  uint32_t mshr = kNone;
+};
+
+struct L1Line {
+  uint64_t tag = kNever;
+  uint8_t valid = 0;
+  uint64_t last_use = 0;
+};
+
+// Fixed-capacity FIFO (no allocation after construction).
+template <typename T>
+class Ring {
+ public:
+  explicit Ring(size_t capacity) : items_(capacity) {}
+  bool empty() const { return count_ == 0; }
+  bool full() const { return count_ == items_.size(); }
+  size_t size() const { return count_; }
+  T& front() { return items_[head_]; }
+  void pop() {
+    head_ = (head_ + 1) % items_.size();
+    --count_;
+  }
+  T& push() {
+    T& slot = items_[(head_ + count_) % items_.size()];
+    ++count_;
+    return slot;
+  }
+
+ private:
+  std::vector<T> items_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace
+
+struct Sm::Impl {
+  Impl(const SmParams& p, uint32_t sm, const ClockDomain& clk, stats::Registry& reg, AddressTranslation* tr)
+      : params(p),
+        clock(clk),
+        translation(tr != nullptr ? tr : &identity),
+        max_warps(p.max_threads / 32),
+        subcores(std::max<uint32_t>(p.subcores, 1)),
+        warps(max_warps),
+        lsu(p.lsu_queue),
+        records(p.lsu_queue + p.l1_mshrs * p.l1_mshr_merges + 8),
+        mshrs(p.l1_mshrs),
+        outgoing(p.l1_mshrs + p.lsu_queue * kMaxLines),
+        responses(p.l1_mshrs + 8),
+        group(reg.group("gpu.sm[" + std::to_string(sm) + "]")),
+        cycles(group.counter("cycles", "cycle", "core cycles with resident warps")),
+        active_cycles(group.counter("active_cycles", "cycle", "cycles in which an instruction issued")),
+        warp_instructions(group.counter("warp_instructions", "warp-instr", "warp instructions issued")),
+        thread_instructions(group.counter("thread_instructions", "thread-instr", "active lanes over issued instructions")),
+        stall_scoreboard(group.counter("stall_scoreboard", "subcore-cycle", "no issue: first warp waits on an ALU result")),
+        stall_memory(group.counter("stall_memory", "subcore-cycle", "no issue: first warp waits on memory or a full LSU")),
+        stall_barrier(group.counter("stall_barrier", "subcore-cycle", "no issue: first warp waits at a barrier")),
+        stall_fu_busy(group.counter("stall_fu_busy", "subcore-cycle", "no issue: first warp's functional unit busy")),
+        stall_idle(group.counter("stall_idle", "subcore-cycle", "no issue: no warp on the sub-core")),
+        resident_warp_cycles(group.counter("resident_warp_cycles", "warp-cycle", "resident warps summed over cycles")),
+        l1_sector_hits(group.counter("l1_sector_hits", "sector", "L1 load sectors found valid")),
+        l1_sector_misses(group.counter("l1_sector_misses", "sector", "L1 load sectors missing")),
+        l1_sector_accesses(group.counter("l1_sector_accesses", "sector", "L1 load sectors looked up")),
+        mshr_merges(group.counter("mshr_merges", "line", "missed lines merged into a pending MSHR")),
+        shared_accesses(group.counter("shared_accesses", "warp-instr", "shared-memory instructions")),
+        shared_bank_conflicts(group.counter("shared_bank_conflicts", "cycle", "extra shared-memory cycles from bank conflicts")),
+        line_requests(group.counter("line_requests", "request", "requests sent toward L2 (one line each)")),
+        sector_requests(group.counter("sector_requests", "sector", "sectors requested toward L2")),
+        store_requests(group.counter("store_requests", "request", "store requests sent")),
+        atomic_requests(group.counter("atomic_requests", "request", "atomic/reduction requests sent")),
+        ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")) {
+    group.ratio("ipc", "warp instructions per cycle", warp_instructions, cycles);
+    group.ratio("achieved_occupancy", "resident warps / max warps, averaged over cycles", resident_warp_cycles, cycles,
+                1.0 / max_warps);
+    group.ratio("l1_sector_hit_rate", "L1 load sectors found valid", l1_sector_hits, l1_sector_accesses);
+    for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
+    const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
+    ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
+    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
+    l1.resize(static_cast<size_t>(sets) * ways);
+    unit_free.assign(static_cast<size_t>(subcores) * ptx::kUnitClassCount, 0);
+    last_issued.assign(subcores, kNone);
+    order.resize(subcores);
+    for (auto& o : order) o.reserve(max_warps);
+    auto ii = [&](uint32_t lanes) { return std::max<uint32_t>(1, 32 / std::max<uint32_t>(1, lanes / subcores)); };
+    interval[static_cast<int>(UnitClass::kFp32)] = ii(p.fp32_lanes);
+    interval[static_cast<int>(UnitClass::kFp64)] = ii(std::max<uint32_t>(p.fp64_lanes, 1));
+    interval[static_cast<int>(UnitClass::kInt)] = ii(p.int32_lanes);
+    interval[static_cast<int>(UnitClass::kSfu)] = ii(p.sfu_lanes);
+    interval[static_cast<int>(UnitClass::kLdst)] = ii(p.ldst_lanes);
+    latency[static_cast<int>(UnitClass::kFp32)] = p.fp32_latency;
+    latency[static_cast<int>(UnitClass::kFp64)] = p.fp64_latency;
+    latency[static_cast<int>(UnitClass::kInt)] = p.int32_latency;
+    latency[static_cast<int>(UnitClass::kSfu)] = p.sfu_latency;
+    latency[static_cast<int>(UnitClass::kLdst)] = p.l1_hit_latency;
+    latency[static_cast<int>(UnitClass::kBranch)] = p.int32_latency;
+    latency[static_cast<int>(UnitClass::kBarrier)] = p.int32_latency;
+    latency[static_cast<int>(UnitClass::kOther)] = p.int32_latency;
+  }
+
+  const SmParams& params;
+  const ClockDomain& clock;
+  IdentityTranslation identity;
+  AddressTranslation* translation;
+  uint32_t max_warps;
+  uint32_t subcores;
+  std::vector<WarpSlot> warps;
+  std::vector<CtaRecord> ctas;
+  std::vector<std::vector<uint32_t>> order;  // per sub-core: warp slots by age
+  std::vector<uint32_t> last_issued;         // per sub-core
+  std::vector<uint64_t> unit_free;           // [subcore][unit]: first cycle the unit takes a warp
+  uint32_t interval[ptx::kUnitClassCount] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint32_t latency[ptx::kUnitClassCount] = {};
+  uint64_t next_age = 0;
+  uint32_t resident_warps = 0;
+
+  Ring<LsuOp> lsu;
+  std::vector<LoadRecord> records;
+  std::vector<Mshr> mshrs;
+  Ring<Outgoing> outgoing;
+  Ring<Response> responses;
+  bool request_in_flight = false;  // BEGIN_REQ sent, END_REQ awaited
+  uint64_t send_allowed = 0;       // first cycle the next BEGIN_REQ may go
+  std::vector<L1Line> l1;
+  uint32_t sets = 1, ways = 1;
+  uint64_t l1_clock = 0;
+  PayloadPool pool;
+  ptx::StepResult step;
+
+  stats::Group& group;
+  stats::Counter& cycles;
+  stats::Counter& active_cycles;
+  stats::Counter& warp_instructions;
+  stats::Counter& thread_instructions;
+  stats::Counter& stall_scoreboard;
+  stats::Counter& stall_memory;
+  stats::Counter& stall_barrier;
+  stats::Counter& stall_fu_busy;
+  stats::Counter& stall_idle;
+  stats::Counter& resident_warp_cycles;
+  stats::Counter& l1_sector_hits;
+  stats::Counter& l1_sector_misses;
+  stats::Counter& l1_sector_accesses;
+  stats::Counter& mshr_merges;
+  stats::Counter& shared_accesses;
+  stats::Counter& shared_bank_conflicts;
+  stats::Counter& line_requests;
+  stats::Counter& sector_requests;
+  stats::Counter& store_requests;
+  stats::Counter& atomic_requests;
+  stats::Counter& ctas_completed;
+  stats::Counter* stall_counter[kStallCount] = {};
+  int last_reason[16] = {};  // per sub-core, of the last ticked cycle (-1: issued)
+
+  // ---------------------------------------------------------------- behaviour
+  Sm* owner = nullptr;
+
+  int check(uint32_t k, uint32_t slot, uint64_t c, uint64_t& wake) {
+    WarpSlot& w = warps[slot];
+    CtaRecord& cta = ctas[w.cta];
+    if (cta.start_cycle > c) {
+      wake = std::min(wake, cta.start_cycle);
+      return kStallIdle;
+    }
+    if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
+    const InstructionInfo& info = cta.run->next(cta.slot, w.warp);
+    int reason = -1;
+    for (uint8_t i = 0; i < info.src_count; ++i) {
+      const uint64_t t = w.ready_at[info.src[i]];
+      if (t > c) {
+        if (t == kNever) return kStallMemory;
+        wake = std::min(wake, t);
+        reason = kStallScoreboard;
+      }
+    }
+    for (uint8_t i = 0; i < info.dst_count; ++i) {
+      const uint64_t t = w.ready_at[info.dst[i]];
+      if (t > c) {
+        if (t == kNever) return kStallMemory;
+        wake = std::min(wake, t);
+        reason = kStallScoreboard;
+      }
+    }
+    if (reason >= 0) return reason;
+    const uint64_t free_at = unit_free[k * ptx::kUnitClassCount + static_cast<uint32_t>(info.unit)];
+    if (free_at > c) {
+      wake = std::min(wake, free_at);
+      return kStallFuBusy;
+    }
+    if (uses_lsu(info) && lsu.full()) return kStallMemory;
+    return -1;
+  }
+
+  static bool uses_lsu(const InstructionInfo& info) {
+    return info.access != AccessOp::kNone &&
+           (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
+  }
+
+  // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank.
+  uint32_t bank_degree(uint32_t lanes) const {
+    uint32_t words[256];
+    uint32_t n = 0;
+    while (lanes) {
+      const int lane = __builtin_ctz(lanes);
+      lanes &= lanes - 1;
+      const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(lane)];
+      const uint64_t first = a.address / 4;
+      const uint64_t last = (a.address + std::max<uint32_t>(a.size, 1) - 1) / 4;
+      for (uint64_t word = first; word <= last && n < 256; ++word) words[n++] = static_cast<uint32_t>(word);
+    }
+    uint32_t degree = n ? 1 : 0;
+    uint32_t per_bank[64] = {};
+    const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
+    for (uint32_t i = 0; i < n; ++i) {
+      bool seen = false;
+      for (uint32_t j = 0; j < i && !seen; ++j) seen = words[j] == words[i];
+      if (seen) continue;  // same word: broadcast
+      const uint32_t count = ++per_bank[words[i] % banks];
+      degree = std::max(degree, count);
+    }
+    return degree;
+  }
+
+  uint32_t alloc_record() {
+    for (uint32_t i = 0; i < records.size(); ++i) {
+      if (!records[i].used) return i;
+    }
+    return kNone;
+  }
+
+  void complete(uint32_t r, uint64_t c) {
+    LoadRecord& rec = records[r];
+    WarpSlot& w = warps[rec.warp_slot];
+    const uint64_t ready = std::max(rec.ready_floor, c);
+    for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
+    --w.outstanding;
+    rec.used = false;
+  }
+
+  void issue(uint32_t k, uint32_t slot, uint64_t c) {
+    WarpSlot& w = warps[slot];
+    CtaRecord& cta = ctas[w.cta];
+    ptx::KernelRun& run = *cta.run;
+    const InstructionInfo& info = run.next(cta.slot, w.warp);
+    const uint32_t unit = static_cast<uint32_t>(info.unit);
+    uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
+    free_at = c + interval[unit];
+    const bool ok = run.step(cta.slot, w.warp, &step);
+    ++warp_instructions;
+    thread_instructions.add(static_cast<uint64_t>(__builtin_popcount(step.active_mask)));
+    if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
+    uint64_t ready = c + latency[unit];
+    if (info.access != AccessOp::kNone && step.access_mask != 0) {
+      uint32_t shared = 0, global = 0, other = 0;
+      for (uint32_t m = step.access_mask; m; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        const auto space = step.accesses[static_cast<size_t>(lane)].space;
+        if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
+        else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
+        else other |= 1u << lane;
+      }
+      ready = 0;
+      if (other) ready = c + params.l1_hit_latency;  // param/const/local: no traffic modelled
+      if (shared) {
+        const uint32_t degree = bank_degree(shared);
+        ++shared_accesses;
+        shared_bank_conflicts.add(degree - 1);
+        free_at = c + std::max<uint64_t>(interval[unit], degree);
+        ready = std::max<uint64_t>(ready, c + params.shared_latency + degree - 1);
+      }
+      if (global) {
+        LsuOp& op = lsu.push();
+        op.warp_slot = slot;
+        op.op = info.access;
+        op.next_line = 0;
+        op.record = kNone;
+        op.line_count = coalesce(global, op.lines, op.masks);
+        if (info.access == AccessOp::kLoad || info.access == AccessOp::kAtomic) {
+          const uint32_t r = alloc_record();  // sized so that this cannot fail
+          LoadRecord& rec = records[r];
+          rec.used = true;
+          rec.warp_slot = slot;
+          rec.pending = 1;  // released when the LSU has walked every line
+          rec.ready_floor = 0;
+          rec.dst_count = info.dst_count;
+          for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
+          op.record = r;
+          ++w.outstanding;
+          ready = kNever;
+        }
+      }
+      if (ready == 0) ready = c + 1;
+    }
+    for (uint8_t i = 0; i < info.dst_count; ++i) w.ready_at[info.dst[i]] = ready;
+    if (step.warp_exited) w.exited = true;
+  }
+
+  uint32_t coalesce(uint32_t lanes, uint64_t* lines, uint8_t* masks) const {
+    uint32_t n = 0;
+    for (; lanes; lanes &= lanes - 1) {
+      const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))];
+      uint64_t address = a.address;
+      const uint64_t end = address + std::max<uint32_t>(a.size, 1);
+      while (address < end) {
+        const uint64_t line = address & ~uint64_t{kLineBytes - 1};
+        const uint64_t line_end = std::min<uint64_t>(end, line + kLineBytes);
+        const uint8_t mask = GpuExtension::sector_mask_for(address, static_cast<unsigned>(line_end - address));
+        uint32_t i = 0;
+        while (i < n && lines[i] != line) ++i;
+        if (i == n) {
+          if (n == kMaxLines) i = n - 1;  // cannot happen for aligned accesses of <= 32 B
+          else {
+            lines[n] = line;
+            masks[n] = 0;
+            ++n;
+          }
+        }
+        masks[i] = static_cast<uint8_t>(masks[i] | mask);
+        address = line_end;
+      }
+    }
+    return n;
+  }
+
+  L1Line* l1_find(uint64_t line) {
+    const uint64_t tag = line / kLineBytes;
+    L1Line* set = &l1[(tag % sets) * ways];
+    for (uint32_t i = 0; i < ways; ++i) {
+      if (set[i].tag == tag) return &set[i];
+    }
+    return nullptr;
+  }
+  void l1_fill(uint64_t line, uint8_t mask) {
+    L1Line* hit = l1_find(line);
+    if (hit == nullptr) {
+      const uint64_t tag = line / kLineBytes;
+      L1Line* set = &l1[(tag % sets) * ways];
+      hit = &set[0];
+      for (uint32_t i = 1; i < ways; ++i) {
+        if (set[i].last_use < hit->last_use) hit = &set[i];
+      }
+      hit->tag = tag;
+      hit->valid = 0;
+    }
+    hit->valid = static_cast<uint8_t>(hit->valid | mask);
+    hit->last_use = ++l1_clock;
+  }
+
+  uint32_t alloc_mshr() {
+    for (uint32_t i = 0; i < mshrs.size(); ++i) {
+      if (!mshrs[i].used) return i;
+    }
+    return kNone;
+  }
+
+  // One line of the LSU's head instruction. Returns false when blocked (no MSHR / queue room).
+  bool lsu_cycle(uint64_t c) {
+    if (lsu.empty()) return false;
+    LsuOp& op = lsu.front();
+    if (op.next_line < op.line_count) {
+      const uint64_t line = op.lines[op.next_line];
+      const uint8_t mask = op.masks[op.next_line];
+      const WarpSlot& w = warps[op.warp_slot];
+      const CtaRecord& cta = ctas[w.cta];
+      if (outgoing.full()) return false;
+      if (op.op == AccessOp::kLoad) {
+        L1Line* l = l1_find(line);
+        const uint8_t hit = l != nullptr ? static_cast<uint8_t>(l->valid & mask) : 0;
+        const uint8_t miss = static_cast<uint8_t>(mask & ~hit);
+        LoadRecord& rec = records[op.record];
+        if (miss) {
+          uint32_t m = kNone;
+          for (uint32_t i = 0; i < mshrs.size(); ++i) {
+            const Mshr& e = mshrs[i];
+            if (e.used && !e.atomic && e.line == line && (miss & ~e.mask) == 0 && e.waiter_count < e.waiters.size()) {
+              m = i;
+              break;
+            }
+          }
+          if (m != kNone) {
+            ++mshr_merges;
+          } else {
+            m = alloc_mshr();
+            if (m == kNone) return false;
+            Mshr& e = mshrs[m];
+            e.used = true;
+            e.atomic = false;
+            e.line = line;
+            e.mask = miss;
+            e.waiter_count = 0;
+            push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
+          }
+          Mshr& e = mshrs[m];
+          e.waiters[e.waiter_count++] = op.record;
+          ++rec.pending;
+        }
+        if (l != nullptr && hit) l->last_use = ++l1_clock;
+        l1_sector_accesses.add(static_cast<uint64_t>(__builtin_popcount(mask)));
+        l1_sector_hits.add(static_cast<uint64_t>(__builtin_popcount(hit)));
+        l1_sector_misses.add(static_cast<uint64_t>(__builtin_popcount(miss)));
+        rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
+      } else if (op.op == AccessOp::kStore) {
+        push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
+        if (L1Line* l = l1_find(line)) l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+      } else {
+        uint32_t m = kNone;
+        if (op.record != kNone) {
+          m = alloc_mshr();
+          if (m == kNone) return false;
+          Mshr& e = mshrs[m];
+          e.used = true;
+          e.atomic = true;
+          e.line = line;
+          e.mask = mask;
+          e.waiter_count = 0;
+          e.waiters[e.waiter_count++] = op.record;
+          ++records[op.record].pending;
+        }
+        push_request(line, mask, op.op == AccessOp::kAtomic ? AccessKind::Atomic : AccessKind::Reduction, m,
+                     op.warp_slot, cta);
+      }
+      ++op.next_line;
+    }
+    if (op.next_line == op.line_count) {
+      if (op.record != kNone && --records[op.record].pending == 0) complete(op.record, c);
+      lsu.pop();
+    }
+    return true;
+  }
+
+  // Sends the head request if the port is free. Returns whether one went out.
+  bool send_cycle(uint64_t c) {
+    if (outgoing.empty() || request_in_flight || c < send_allowed) return false;
+    Outgoing& o = outgoing.front();
+    uint32_t extra = 0;
+    const uint64_t physical = translation->translate(o.line, o.kind, extra);
+    const tlm::tlm_command cmd = o.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND;
+    tlm::tlm_generic_payload* gp = pool.allocate(cmd, physical, kLineBytes);
+    GpuExtension* ext = gpu_extension(*gp);
+    ext->sm_id = owner->index();
+    ext->warp_id = o.warp_slot;
+    ext->cta_id = o.cta;
+    ext->kernel_id = o.kernel_id;
+    ext->sector_mask = o.mask;
+    ext->kind = o.kind;
+    if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
+    ++line_requests;
+    sector_requests.add(static_cast<uint64_t>(__builtin_popcount(o.mask)));
+    if (o.kind == AccessKind::Store) ++store_requests;
+    if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
+    outgoing.pop();
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    request_in_flight = true;
+    const tlm::tlm_sync_enum status = owner->mem->nb_transport_fw(*gp, phase, delay);
+    if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
+      request_in_flight = false;
+      send_allowed = c + 1 + extra;
+      response(*gp, c);
+    } else if (status == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+      request_in_flight = false;
+      send_allowed = c + 1 + extra;
+    }
+    return true;
+  }
+
+  // A response arrived during cycle `c` (or at its edge): it takes effect at c + 1.
+  void response(tlm::tlm_generic_payload& gp, uint64_t c) {
+    for (uint32_t i = 0; i < mshrs.size(); ++i) {
+      if (mshrs[i].used && mshrs[i].gp == &gp) {
+        Response& r = responses.push();
+        r.ready_cycle = c + 1;
+        r.mshr = i;
+        return;
+      }
+    }
+    gp.release();  // a store: nothing waits for it
+  }
+
+  void apply_responses(uint64_t c) {
+    while (!responses.empty() && responses.front().ready_cycle <= c) {
+      Mshr& e = mshrs[responses.front().mshr];
+      responses.pop();
+      if (!e.atomic) l1_fill(e.line, e.mask);
+      for (uint32_t i = 0; i < e.waiter_count; ++i) {
+        if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
+      }
+      e.used = false;
+      e.gp->release();
+      e.gp = nullptr;
+    }
+  }
+
+  bool memory_idle() const {
+    if (!lsu.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
+    for (const auto& e : mshrs) {
+      if (e.used) return false;
+    }
+    return true;
+  }
+
+  // Retires finished CTAs (and all CTAs of a kernel that faulted).
+  void retire_done() {
+    for (uint32_t ci = 0; ci < ctas.size(); ++ci) {
+      CtaRecord& cta = ctas[ci];
+      if (!cta.used) continue;
+      bool done = !cta.run->ok();
+      if (!done && cta.run->cta_done(cta.slot)) {
+        done = true;
+        for (uint32_t ws : cta.warp_slots) done = done && warps[ws].outstanding == 0;
+      }
+      if (!done) continue;
+      for (uint32_t ws : cta.warp_slots) {
+        WarpSlot& w = warps[ws];
+        if (w.outstanding != 0) return;  // a faulted kernel: wait for its loads to drain
+      }
+      for (uint32_t ws : cta.warp_slots) {
+        warps[ws].used = false;
+        auto& o = order[ws % subcores];
+        o.erase(std::find(o.begin(), o.end(), ws));
+        if (last_issued[ws % subcores] == ws) last_issued[ws % subcores] = kNone;
+        --resident_warps;
+      }
+      cta.run->retire_cta(cta.slot);
+      cta.used = false;
+      ++ctas_completed;
+      if (owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
+    }
+  }
+
+  // One core cycle. Returns the next cycle at which anything can happen without an outside
+  // event (c + 1 when busy; kNever when only a response or a launch can change things).
+  uint64_t tick(uint64_t c) {
+    apply_responses(c);
+    uint64_t wake = kNever;
+    bool busy = false;
+    bool issued_any = false;
+    for (uint32_t k = 0; k < subcores; ++k) {
+      auto& o = order[k];
+      int first_reason = -1;
+      bool first = true;
+      uint32_t chosen = kNone;
+      auto consider = [&](uint32_t slot) {
+        if (warps[slot].exited) return false;
+        const int reason = check(k, slot, c, wake);
+        if (first) {
+          first_reason = reason;
+          first = false;
+        }
+        if (reason < 0) {
+          chosen = slot;
+          return true;
+        }
+        return false;
+      };
+      if (params.scheduler == WarpSchedulerPolicy::kGto) {
+        const uint32_t last = last_issued[k];
+        if (last == kNone || !consider(last)) {
+          for (uint32_t slot : o) {
+            if (slot != last && consider(slot)) break;
+          }
+        }
+      } else {
+        const size_t n = o.size();
+        size_t start = 0;
+        if (last_issued[k] != kNone) {
+          const auto it = std::find(o.begin(), o.end(), last_issued[k]);
+          start = it == o.end() ? 0 : static_cast<size_t>(it - o.begin()) + 1;
+        }
+        for (size_t i = 0; i < n; ++i) {
+          if (consider(o[(start + i) % n])) break;
+        }
+      }
+      if (chosen != kNone) {
+        issue(k, chosen, c);
+        last_issued[k] = chosen;
+        last_reason[k] = -1;
+        issued_any = true;
+      } else {
+        last_reason[k] = first ? kStallIdle : first_reason;
+        ++*stall_counter[last_reason[k]];
+      }
+    }
+    if (issued_any) {
+      ++active_cycles;
+      busy = true;
+    }
+    if (lsu_cycle(c)) busy = true;
+    if (send_cycle(c)) busy = true;
+    if (!outgoing.empty() && !request_in_flight) busy = true;
+    ++cycles;
+    resident_warp_cycles.add(resident_warps);
+    retire_done();
+    if (busy) return c + 1;
+    if (wake == kNever && resident_warps > 0 && memory_idle()) {
+      // Nothing can ever wake these warps: every live warp waits at a barrier.
+      for (auto& cta : ctas) {
+        if (cta.used && cta.run->ok()) cta.run->report_deadlock(cta.slot);
+      }
+      retire_done();
+      return c + 1;
+    }
+    return wake;
+  }
+
+  // Accounts `n` cycles identical to the last ticked one (nothing issued, nothing moved).
+  void account_skipped(uint64_t n) {
+    if (n == 0) return;
+    cycles.add(n);
+    resident_warp_cycles.add(n * resident_warps);
+    for (uint32_t k = 0; k < subcores; ++k) stall_counter[last_reason[k]]->add(n);
+  }
+
+  bool idle() const { return resident_warps == 0 && memory_idle(); }
+
+  void push_request(uint64_t line, uint8_t mask, AccessKind kind, uint32_t mshr, uint32_t warp_slot, const CtaRecord& cta) {
+    Outgoing& o = outgoing.push();
+    o.line = line;
+    o.mask = mask;
+    o.kind = kind;
+    o.mshr = mshr;
+    o.warp_slot = warp_slot;
+    o.cta = static_cast<uint32_t>(cta.linear);
+    o.kernel_id = cta.kernel_id;
+  }
+};
+
+
+Sm::Sm(sc_core::sc_module_name name, const SmParams& params, uint32_t sm_index, const ClockDomain& clock,
+       stats::Registry& stats, AddressTranslation* translation)
+    : sc_core::sc_module(name),
+      mem("mem"),
+      index_(sm_index),
+      impl_(std::make_unique<Impl>(params, sm_index, clock, stats, translation)) {
+  Impl& s = *impl_;
+  s.stall_counter[kStallScoreboard] = &s.stall_scoreboard;
+  s.stall_counter[kStallMemory] = &s.stall_memory;
+  s.stall_counter[kStallBarrier] = &s.stall_barrier;
+  s.stall_counter[kStallFuBusy] = &s.stall_fu_busy;
+  s.stall_counter[kStallIdle] = &s.stall_idle;
+  s.owner = this;
+  mem.register_nb_transport_bw(this, &Sm::nb_transport_bw);
+  SC_HAS_PROCESS(Sm);
+  SC_THREAD(thread);
+}
+
+Sm::~Sm() = default;
+
+uint32_t Sm::free_warp_slots() const { return impl_->max_warps - impl_->resident_warps; }
+
+uint32_t Sm::resident_ctas() const {
+  uint32_t n = 0;
+  for (const auto& c : impl_->ctas) n += c.used ? 1 : 0;
+  return n;
+}
+
+void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
+  Impl& s = *impl_;
+  const uint32_t n = run.warps_per_cta();
+  if (n > free_warp_slots()) throw std::logic_error("Sm::launch_cta: not enough warp slots");
+  uint32_t ci = 0;
+  while (ci < s.ctas.size() && s.ctas[ci].used) ++ci;
+  if (ci == s.ctas.size()) s.ctas.emplace_back();
+  CtaRecord& cta = s.ctas[ci];
+  cta.used = true;
+  cta.run = &run;
+  cta.kernel_id = kernel_id;
+  cta.linear = linear;
+  cta.slot = run.start_cta(linear);
+  cta.start_cycle = s.clock.cycle_at(sc_core::sc_time_stamp()) + 1;
+  cta.warp_slots.clear();
+  uint32_t slot = 0;
+  for (uint32_t w = 0; w < n; ++w) {
+    while (s.warps[slot].used) ++slot;
+    WarpSlot& ws = s.warps[slot];
+    ws.used = true;
+    ws.cta = ci;
+    ws.warp = w;
+    ws.age = s.next_age++;
+    ws.exited = false;
+    ws.outstanding = 0;
+    ws.ready_at.assign(run.register_slots(), 0);
+    cta.warp_slots.push_back(slot);
+    s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
+    ++s.resident_warps;
+  }
+  wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sm::thread() {
+  Impl& s = *impl_;
+  using sc_core::sc_time_stamp;
+  while (true) {
+    if (s.idle()) {
+      wait(wake_);
+      continue;
+    }
+    uint64_t c = std::max(s.clock.cycle_at(sc_time_stamp()) + 1, cycle_ + 1);
+    if (s.clock.time_of_cycle(c - 1) == sc_time_stamp() && c - 1 > cycle_) c = c - 1;  // on an edge: this one
+    while (!s.idle()) {
+      const sc_core::sc_time at = s.clock.time_of_cycle(c);
+      if (at > sc_time_stamp()) wait(at - sc_time_stamp());
+      const uint64_t next = s.tick(c);
+      cycle_ = c;
+      if (next == c + 1 || !s.params.idle_skip) {
+        ++c;
+        continue;
+      }
+      if (s.idle()) break;
+      if (next == kNever) wait(wake_);
+      else wait(s.clock.time_of_cycle(next) - sc_time_stamp(), wake_);
+      const uint64_t resume = std::min(next, s.clock.cycle_at(sc_time_stamp()) + 1);
+      s.account_skipped(resume - c - 1);
+      c = resume;
+    }
+  }
+}
+
+tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+  Impl& s = *impl_;
+  const uint64_t c = s.clock.cycle_at(sc_core::sc_time_stamp());
+  if (phase == tlm::END_REQ) {
+    s.request_in_flight = false;
+    s.send_allowed = c + 1;
+    wake_.notify(sc_core::SC_ZERO_TIME);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    if (s.request_in_flight) {  // BEGIN_RESP implies END_REQ for the request in flight
+      s.request_in_flight = false;
+      s.send_allowed = c + 1;
+    }
+    s.response(gp, c);
+    wake_.notify(sc_core::SC_ZERO_TIME);
+    return tlm::TLM_COMPLETED;
+  }
+  return tlm::TLM_ACCEPTED;
+}
+
+}  // namespace gpuvp::gpu

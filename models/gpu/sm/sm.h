@@ -1,0 +1,112 @@
+// One streaming multiprocessor, cycle by cycle on the core clock (execute-at-issue on the PTX
+// functional model's warp-stepping API: values are computed when a warp issues).
+//
+//   mem (simple_initiator_socket, AT, 4 phases): sector requests toward the crossbar. One
+//       128 B line per request, address = line address, length 128, GpuExtension with SM,
+//       warp slot, CTA, kernel, sector mask and kind (Load / Store / Atomic / Reduction).
+//       One BEGIN_REQ outstanding until END_REQ (back-pressure); BEGIN_RESP is completed at
+//       once (TLM_COMPLETED). Payloads come from a PayloadPool.
+//
+// CTA side (called by the CTA scheduler, same SystemC process context): launch_cta() makes a
+// CTA resident; the CtaDone callback fires when all its threads exited and its loads returned.
+//
+// Per cycle, per sub-core (warp slot % subcores), the warp scheduler (GTO or LRR) issues at
+// most one instruction from a warp that is ready: not at a barrier, scoreboard clear for the
+// registers it reads and writes, its functional unit free (initiation interval = 32 / lanes
+// per sub-core), and for global/local memory ops a free LSU queue entry. Latencies: FP32,
+// FP64, INT, SFU from the knobs; shared memory: shared_latency + (conflict degree - 1), the
+// LD/ST unit busy for max(II, degree) cycles; param/const loads: l1 hit latency, no traffic
+// (no constant cache model yet); local memory: l1 hit latency, no traffic (not modelled yet).
+// Global accesses: the coalescer groups the active lanes' bytes by 128 B line into sector
+// masks; the LSU handles one line per cycle: L1 lookup per sector (sectored, set-associative,
+// LRU, allocate on fill, write-through no-allocate for stores), misses merge into or allocate
+// MSHRs (none free: the LSU stalls), requests go out through the translation stage (a seam
+// for TLBs/GMMU; identity by default), one per cycle. A load's registers become ready when
+// its last sector arrives (or l1_hit_latency after its lookup when all sectors hit).
+//
+// Idle skipping (gpu.sm.idle_skip): an SM with no resident warps waits on an event; when no
+// warp can issue before a known cycle (or only a memory response can change that), the SM
+// waits until then and accounts the skipped cycles exactly as if it had ticked them.
+//
+// Statistics (group "gpu.sm[i]"): cycles (cycles with resident warps), active_cycles (an
+// instruction issued), warp_instructions, thread_instructions, ipc, stall_{scoreboard,memory,
+// barrier,fu_busy,idle} (per sub-core cycle without issue, by the reason of the warp first
+// in scheduler order), resident_warp_cycles, achieved_occupancy, l1_sector_hits,
+// l1_sector_misses, l1_sector_hit_rate, mshr_merges, shared_accesses,
+// shared_bank_conflicts (extra cycles), line_requests, sector_requests, store_requests,
+// atomic_requests, ctas_completed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/gpu/ptx/kernel_run.h"
+#include "models/gpu/sm/sm_params.h"
+#include "models/tlm/clock_domain.h"
+#include "models/tlm/gpu_extension.h"
+#include "models/tlm/payload_pool.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::gpu {
+
+// The translation stage on the SM's memory path (virtual -> physical line address). The
+// unified-memory issue puts the L1 TLB and the GMMU behind this interface.
+class AddressTranslation {
+ public:
+  virtual ~AddressTranslation() = default;
+  // Physical address of `virtual_address`; `extra_cycles` = cycles the lookup adds.
+  virtual uint64_t translate(uint64_t virtual_address, AccessKind kind, uint32_t& extra_cycles) = 0;
+};
+
+class IdentityTranslation final : public AddressTranslation {
+ public:
+  uint64_t translate(uint64_t virtual_address, AccessKind, uint32_t& extra_cycles) override {
+    extra_cycles = 0;
+    return virtual_address;
+  }
+};
+
+class Sm : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Sm> mem;
+
+  // (sm index, kernel run, kernel id, linear CTA index)
+  using CtaDone = std::function<void(uint32_t, ptx::KernelRun&, uint64_t, uint64_t)>;
+
+  // translation: nullptr = identity. `clock` and `stats` must outlive the module.
+  Sm(sc_core::sc_module_name name, const SmParams& params, uint32_t sm_index, const ClockDomain& clock,
+     stats::Registry& stats, AddressTranslation* translation = nullptr);
+  ~Sm() override;
+  Sm(const Sm&) = delete;
+  Sm& operator=(const Sm&) = delete;
+
+  void on_cta_done(CtaDone callback) { cta_done_ = std::move(callback); }
+  // Free warp slots now (the scheduler also checks its own occupancy table).
+  uint32_t free_warp_slots() const;
+  // Makes CTA `linear` of `run` resident; throws std::logic_error without enough warp slots.
+  void launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear);
+  uint32_t resident_ctas() const;
+  uint32_t index() const { return index_; }
+  // Core-clock edge at which this SM last did (or accounted) work.
+  uint64_t last_cycle() const { return cycle_; }
+
+ private:
+  struct Impl;
+  void thread();
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+
+  uint32_t index_;
+  uint64_t cycle_ = 0;
+  sc_core::sc_event wake_;  // CTA launched, memory response, END_REQ
+  CtaDone cta_done_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuvp::gpu

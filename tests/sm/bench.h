@@ -1,0 +1,86 @@
+// SM test bench: one Sm bound to a MemoryTarget (fixed latency, AT), PTX kernels written by
+// hand, knobs loaded through the real knob machinery (defaults = the V100 preset's values).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/kernel_run.h"
+#include "models/gpu/sm/sm.h"
+#include "platform/config/config.h"
+#include "platform/config/params.h"
+#include "tests/support/testbench.h"
+
+namespace gpuvp::gpu::testing {
+
+inline SmParams load_sm_params(const std::vector<std::string>& overrides = {}) {
+  config::KnobRegistry registry;
+  config::declare_knobs<SmParams>(registry);
+  const config::ConfigLoader loader(registry, {});
+  return config::load_params<SmParams>(loader.load_defaults(overrides));
+}
+
+inline std::string ptx_header() { return ".version 8.0\n.target sm_75\n.address_size 64\n"; }
+
+// Runs one kernel's CTAs on one SM (launched as warp slots allow) and returns the cycle at
+// which the last CTA completed.
+struct SmBench {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  SmParams params;
+  ClockDomain clock;
+  ptx::DeviceMemory memory;
+  std::unique_ptr<ptx::LoadedModule> module;
+  std::unique_ptr<Sm> sm;
+  std::unique_ptr<testbench::MemoryTarget> target;
+  uint64_t done_cycle = 0;
+
+  explicit SmBench(const std::vector<std::string>& overrides = {}, double memory_ns = 100)
+      : params(load_sm_params(overrides)), clock("core", static_cast<uint64_t>(params.clock_hz)) {
+    sm = std::make_unique<Sm>("sm", params, 0, clock, stats);
+    target = std::make_unique<testbench::MemoryTarget>("mem", sc_core::sc_time(memory_ns, sc_core::SC_NS));
+    sm->mem.bind(target->socket);
+  }
+
+  void load(const std::string& ptx) {
+    module = std::make_unique<ptx::LoadedModule>(ptx::Module::parse(ptx, "test.ptx"), memory);
+  }
+
+  // Returns the SM cycle at which the kernel's last CTA retired.
+  uint64_t run(const std::string& kernel, ptx::LaunchConfig config, std::vector<uint8_t> params_buffer) {
+    const ptx::Kernel& k = module->kernel(kernel);
+    ptx::KernelRun run(memory, {}, *module, k, config, std::move(params_buffer));
+    EXPECT_TRUE(run.ok()) << run.message();
+    uint64_t next = 0;
+    uint64_t completed = 0;
+    sc_core::sc_event done;
+    sm->on_cta_done([&](uint32_t, ptx::KernelRun&, uint64_t, uint64_t) {
+      ++completed;
+      done.notify(sc_core::SC_ZERO_TIME);
+    });
+    sim.run([&] {
+      while (completed < run.cta_count()) {
+        while (next < run.cta_count() && sm->free_warp_slots() >= run.warps_per_cta()) sm->launch_cta(run, 1, next++);
+        wait(done);
+      }
+    });
+    EXPECT_TRUE(run.ok()) << run.message();
+    const ptx::LaunchResult result = run.finish();
+    EXPECT_TRUE(result.ok()) << result.message;
+    done_cycle = sm->last_cycle();
+    return done_cycle;
+  }
+
+  uint64_t counter(const std::string& name) const {
+    const auto* g = stats.find_group("gpu.sm[0]");
+    const auto* c = g ? g->find_counter(name) : nullptr;
+    return c ? c->value() : ~0ULL;
+  }
+};
+
+}  // namespace gpuvp::gpu::testing
