@@ -503,12 +503,15 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
         if (!unit.empty()) l += " " + unit;
         out += l + "\n";
     };
+    // Without chosen keys the summary is for reading: stats that saw nothing (zero counters,
+    // empty histograms, ratios without a denominator) stay in the JSON only.
+    const bool skip_empty = summary_keys_.empty();
     auto emit = [&](const std::string& path, const ScopeData::Entry& e, bool show) {
         for (const auto& c : e.counters)
-            if (wanted(path + "." + c.meta->name(), show))
+            if (wanted(path + "." + c.meta->name(), show) && !(skip_empty && c.value == 0))
                 line(path + "." + c.meta->name(), std::to_string(c.value), c.meta->unit());
         for (const auto& h : e.histograms) {
-            if (!wanted(path + "." + h.meta->name(), show)) continue;
+            if (!wanted(path + "." + h.meta->name(), show) || (skip_empty && h.count == 0)) continue;
             std::string s = "count " + std::to_string(h.count);
             if (h.count > 0) {
                 s += " mean " + fmt_double(static_cast<double>(h.sum) / static_cast<double>(h.count));
@@ -519,6 +522,7 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
         for (const auto& r : e.ratios) {
             if (!wanted(path + "." + r.meta->name, show)) continue;
             const auto val = ratio_value(r.num, r.den, r.meta->scale);
+            if (skip_empty && !val) continue;
             line(path + "." + r.meta->name, val ? fmt_double(*val) : "n/a", "");
         }
     };

@@ -143,6 +143,8 @@ TEST(StatsRegistry, ZeroDenominatorGivesNull) {
     g.ratio("hit_rate", "", h, a);
     json j = json::parse(r.json());
     EXPECT_TRUE(j["run"]["groups"]["memory.l2[0]"]["ratios"]["hit_rate"]["value"].is_null());
+    EXPECT_EQ(r.summary().find("hit_rate"), std::string::npos);  // the summary leaves out empty stats
+    r.set_summary_keys({"memory.l2[*].hit_rate"});                  // unless asked for by name
     EXPECT_NE(r.summary().find("n/a"), std::string::npos);
     a += 4;
     h += 1;
