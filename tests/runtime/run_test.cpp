@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "process.h"
+#include "tests/support/process.h"
 
 namespace gpuvp::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "process.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -94,6 +94,12 @@ ProcessResult Process::finish(std::chrono::milliseconds timeout) {
   for (int i = 0; i < 20 && (out_fd_ >= 0 || err_fd_ >= 0); ++i) pump(50);
   result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result_;
+}
+
+CommandResult run_command(const std::string& command_line, std::chrono::milliseconds timeout) {
+  Process process({"/bin/sh", "-c", command_line});
+  ProcessResult result = process.finish(timeout);
+  return CommandResult{result.exit_code, result.out + result.err};
 }
 
 }  // namespace gpuvp::test
