@@ -102,8 +102,8 @@ void Initiator::run_lt(tlm::tlm_generic_payload& gp) {
 }
 
 void Initiator::run_at(tlm::tlm_generic_payload& gp) {
-    while (request_busy_) sc_core::wait(request_free_);  // request-exclusion rule
-    request_busy_ = true;
+    while (request_owner_ != nullptr) sc_core::wait(request_free_);  // request-exclusion rule
+    request_owner_ = &gp;
     Pending p;
     pending_[&gp] = &p;
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
@@ -131,7 +131,7 @@ tlm::tlm_sync_enum Initiator::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm:
 }
 
 void Initiator::end_request() {
-    request_busy_ = false;
+    request_owner_ = nullptr;
     request_free_.notify();
 }
 
@@ -140,9 +140,11 @@ void Initiator::on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& pha
     if (it == pending_.end())
         SC_REPORT_ERROR("gpuvp/testbench", "phase for a transaction that is not in flight");
     if (phase == tlm::END_REQ) {
-        end_request();
+        if (request_owner_ == &gp) end_request();
     } else if (phase == tlm::BEGIN_RESP) {
-        if (request_busy_) end_request();  // BEGIN_RESP implies END_REQ
+        // BEGIN_RESP implies END_REQ, but only for the transaction that holds the request
+        // channel: a response to an older transaction says nothing about the pending request.
+        if (request_owner_ == &gp) end_request();
         tlm::tlm_phase end = tlm::END_RESP;
         sc_time delay = SC_ZERO_TIME;
         socket->nb_transport_fw(gp, end, delay);  // target returns TLM_COMPLETED

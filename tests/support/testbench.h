@@ -101,7 +101,7 @@ private:
     PayloadPool pool_;
     tlm_utils::peq_with_cb_and_phase<Initiator> peq_;
     std::map<tlm::tlm_generic_payload*, Pending*> pending_;  // AT transactions in flight
-    bool request_busy_ = false;
+    tlm::tlm_generic_payload* request_owner_ = nullptr;  // holds the request channel (BEGIN_REQ sent, END_REQ not seen)
     sc_core::sc_event request_free_;
     sc_core::sc_time last_latency_;
     tlm::tlm_response_status last_status_ = tlm::TLM_INCOMPLETE_RESPONSE;

@@ -152,3 +152,65 @@ TEST(TestBenchRun, FreshContextPerSimulation) {
         EXPECT_EQ(sc_core::sc_time_stamp(), sc_time(3, SC_NS));
     }
 }
+
+// A target that answers each request 10 ns after accepting it but accepts (END_REQ) a new
+// request only 30 ns after it arrived, so responses to older transactions come back while a
+// younger request still waits for its END_REQ. It checks the request-exclusion rule: no
+// BEGIN_REQ while another request is unaccepted.
+class SlowAcceptTarget : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<SlowAcceptTarget> socket;
+    int overlapping_requests = 0;
+    int accepted = 0;
+
+    explicit SlowAcceptTarget(sc_core::sc_module_name name)
+        : sc_module(name), socket("socket"), peq_(this, &SlowAcceptTarget::on_phase) {
+        socket.register_nb_transport_fw(this, &SlowAcceptTarget::nb_transport_fw);
+    }
+
+private:
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time& delay) {
+        if (phase == tlm::BEGIN_REQ) {
+            if (unaccepted_ != nullptr) ++overlapping_requests;
+            unaccepted_ = &gp;
+            gp.acquire();
+            peq_.notify(gp, tlm::END_REQ, delay + sc_time(30, SC_NS));
+        }
+        return tlm::TLM_ACCEPTED;  // END_RESP: nothing to do
+    }
+    void on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
+        sc_time zero = sc_core::SC_ZERO_TIME;
+        tlm::tlm_phase p = phase;
+        if (phase == tlm::END_REQ) {
+            unaccepted_ = nullptr;
+            ++accepted;
+            socket->nb_transport_bw(gp, p, zero);
+            peq_.notify(gp, tlm::BEGIN_RESP, sc_time(10, SC_NS));
+        } else if (phase == tlm::BEGIN_RESP) {
+            gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            socket->nb_transport_bw(gp, p, zero);
+            gp.release();
+        }
+    }
+    tlm_utils::peq_with_cb_and_phase<SlowAcceptTarget> peq_;
+    tlm::tlm_generic_payload* unaccepted_ = nullptr;
+};
+
+TEST(TestBenchAt, ResponsesToOlderRequestsDoNotReleaseTheRequestChannel) {
+    Simulation sim;
+    Initiator cpu("cpu", Protocol::AT);
+    SlowAcceptTarget target("target");
+    cpu.socket.bind(target.socket);
+    sim.run([&] {
+        sc_core::sc_event done[3];
+        for (int i = 0; i < 3; ++i) {
+            sc_core::sc_spawn([&, i] {
+                cpu.read(static_cast<std::uint64_t>(i) * 64, 4);
+                done[i].notify();
+            });
+        }
+        sc_core::wait(done[0] & done[1] & done[2]);
+    });
+    EXPECT_EQ(target.accepted, 3);
+    EXPECT_EQ(target.overlapping_requests, 0);
+}
