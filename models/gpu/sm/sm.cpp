@@ -25,6 +25,12 @@ struct WarpSlot {
   uint64_t age = 0;       // launch order (GTO)
   bool exited = false;
   uint32_t outstanding = 0;  // loads/atomics in flight
+  // Cached scoreboard verdicts for the next instruction (it cannot change until it issues):
+  bool memory_wait = false;  // a register waits on a load: cleared when one of its loads completes
+  uint64_t scoreboard_until = 0;  // registers pending on ALU results until this cycle
+  // The next instruction, once known; a ready warp stays ready with the same instruction
+  // until it issues (only its own steps block it at a barrier).
+  const InstructionInfo* next = nullptr;
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
 };
 
@@ -246,26 +252,28 @@ struct Sm::Impl {
       wake = std::min(wake, cta.start_cycle);
       return kStallIdle;
     }
-    if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
-    const InstructionInfo& info = cta.run->next(cta.slot, w.warp);
-    int reason = -1;
-    for (uint8_t i = 0; i < info.src_count; ++i) {
-      const uint64_t t = w.ready_at[info.src[i]];
-      if (t > c) {
-        if (t == kNever) return kStallMemory;
-        wake = std::min(wake, t);
-        reason = kStallScoreboard;
-      }
+    if (w.memory_wait) return kStallMemory;
+    if (w.scoreboard_until > c) {
+      wake = std::min(wake, w.scoreboard_until);
+      return kStallScoreboard;
     }
-    for (uint8_t i = 0; i < info.dst_count; ++i) {
-      const uint64_t t = w.ready_at[info.dst[i]];
-      if (t > c) {
-        if (t == kNever) return kStallMemory;
-        wake = std::min(wake, t);
-        reason = kStallScoreboard;
-      }
+    if (w.next == nullptr) {
+      if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
+      w.next = &cta.run->next(cta.slot, w.warp);
     }
-    if (reason >= 0) return reason;
+    const InstructionInfo& info = *w.next;
+    uint64_t until = 0;
+    for (uint8_t i = 0; i < info.src_count; ++i) until = std::max(until, w.ready_at[info.src[i]]);
+    for (uint8_t i = 0; i < info.dst_count; ++i) until = std::max(until, w.ready_at[info.dst[i]]);
+    if (until > c) {
+      if (until == kNever) {
+        w.memory_wait = true;
+        return kStallMemory;
+      }
+      w.scoreboard_until = until;
+      wake = std::min(wake, until);
+      return kStallScoreboard;
+    }
     const uint64_t free_at = unit_free[k * ptx::kUnitClassCount + static_cast<uint32_t>(info.unit)];
     if (free_at > c) {
       wake = std::min(wake, free_at);
@@ -318,6 +326,7 @@ struct Sm::Impl {
     const uint64_t ready = std::max(rec.ready_floor, c);
     for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
     --w.outstanding;
+    w.memory_wait = false;
     rec.used = false;
   }
 
@@ -325,7 +334,8 @@ struct Sm::Impl {
     WarpSlot& w = warps[slot];
     CtaRecord& cta = ctas[w.cta];
     ptx::KernelRun& run = *cta.run;
-    const InstructionInfo& info = run.next(cta.slot, w.warp);
+    const InstructionInfo& info = *w.next;
+    w.next = nullptr;
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
@@ -763,6 +773,9 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.age = s.next_age++;
     ws.exited = false;
     ws.outstanding = 0;
+    ws.memory_wait = false;
+    ws.scoreboard_until = 0;
+    ws.next = nullptr;
     ws.ready_at.assign(run.register_slots(), 0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
