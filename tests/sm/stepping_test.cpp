@@ -259,3 +259,78 @@ TEST(CtaScheduler, TwoSmsRunConcurrentKernels) {
 
 }  // namespace
 }  // namespace gpuvp::gpu
+
+namespace gpuvp::gpu {
+namespace {
+
+// Two SMs, the CTA scheduler, a kernel with barriers and atomics: statistics JSON and the
+// final cycle with idle skipping on and off, and twice the same.
+std::string scheduled_run(bool skip, uint64_t* last_cycle) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const SmParams p = testing::load_sm_params({std::string("gpu.sm.idle_skip=") + (skip ? "true" : "false")});
+  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
+  Sm sm0("sm0", p, 0, clock, stats), sm1("sm1", p, 1, clock, stats);
+  testbench::MemoryTarget m0("m0", sc_core::sc_time(250, sc_core::SC_NS)), m1("m1", sc_core::sc_time(250, sc_core::SC_NS));
+  sm0.mem.bind(m0.socket);
+  sm1.mem.bind(m1.socket);
+  CtaScheduler scheduler("cta", p, clock, {&sm0, &sm1}, stats);
+  ptx::DeviceMemory memory;
+  ptx::LoadedModule module(ptx::Module::parse(reduce_kernel(), "r.ptx"), memory);
+  const Buffers b = prepare(memory);
+  const auto& k = module.kernel("reduce");
+  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{kBlocks * 3}, ptx::Dim3{kThreads}, 0},
+                     ptx::pack_params(k, b.in, b.out, b.total));
+  bool done = false;
+  sc_core::sc_event finished;
+  sim.run([&] {
+    scheduler.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
+    while (!done) wait(finished);
+  });
+  EXPECT_TRUE(run.finish().ok());
+  *last_cycle = std::max(sm0.last_cycle(), sm1.last_cycle());
+  return stats.json();
+}
+
+TEST(CtaScheduler, IdleSkippingAndRepeatRunsGiveIdenticalStatistics) {
+  uint64_t c1 = 0, c2 = 0, c3 = 0;
+  const std::string skip = scheduled_run(true, &c1);
+  const std::string tick = scheduled_run(false, &c2);
+  const std::string again = scheduled_run(true, &c3);
+  EXPECT_EQ(c1, c2);
+  EXPECT_EQ(c1, c3);
+  EXPECT_EQ(skip, tick);
+  EXPECT_EQ(skip, again);
+}
+
+// LSU back-pressure: with a one-entry LSU queue, 32-line scattered loads stall issue.
+TEST(SmTiming, FullLsuQueueStallsIssue) {
+  auto stalls = [](const char* queue) {
+    testing::SmBench b({std::string("gpu.sm.lsu_queue=") + queue});
+    b.load(ptx_header() + R"(
+.visible .entry g(.param .u64 in) {
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [in];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 128;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r2, [%rd3];
+  ld.global.u32 %r3, [%rd3+4];
+  ld.global.u32 %r4, [%rd3+8];
+  ld.global.u32 %r5, [%rd3+12];
+  ret;
+}
+)");
+    const uint64_t in = b.memory.allocate(32 * 128 + 128);
+    const uint64_t cycles = b.run("g", {ptx::Dim3{1}, ptx::Dim3{32}, 0}, ptx::pack_params(b.module->kernel("g"), in));
+    return std::make_pair(b.counter("stall_memory"), cycles);
+  };
+  const auto deep = stalls("8");
+  const auto shallow = stalls("1");
+  EXPECT_GT(shallow.first, deep.first);
+  EXPECT_GE(shallow.second, deep.second);
+}
+
+}  // namespace
+}  // namespace gpuvp::gpu
