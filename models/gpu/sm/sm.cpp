@@ -210,6 +210,7 @@ struct Sm::Impl {
   Ring<Outgoing> outgoing;
   Ring<Response> responses;
   bool request_in_flight = false;  // BEGIN_REQ sent, END_REQ awaited
+  tlm::tlm_generic_payload* in_flight = nullptr;
   uint64_t send_allowed = 0;       // first cycle the next BEGIN_REQ may go
   std::vector<L1Line> l1;
   uint32_t sets = 1, ways = 1;
@@ -546,6 +547,7 @@ struct Sm::Impl {
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     request_in_flight = true;
+    in_flight = gp;
     const tlm::tlm_sync_enum status = owner->mem->nb_transport_fw(*gp, phase, delay);
     if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
       request_in_flight = false;
@@ -823,7 +825,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::BEGIN_RESP) {
-    if (s.request_in_flight) {  // BEGIN_RESP implies END_REQ for the request in flight
+    if (s.request_in_flight && s.in_flight == &gp) {  // BEGIN_RESP implies END_REQ for it
       s.request_in_flight = false;
       s.send_allowed = c + 1;
     }

@@ -15,6 +15,7 @@ struct SmParams {
   uint32_t count = 0;
   double clock_hz = 0;
   uint32_t subcores = 0;     // processing blocks, each with its own warp scheduler
+  uint32_t cluster_size = 0; // SMs sharing one crossbar port
   uint32_t fp32_lanes = 0;   // per SM
   uint32_t fp64_lanes = 0;
   uint32_t int32_lanes = 0;
@@ -49,6 +50,7 @@ struct SmParams {
                "SM core clock");
     k.integer(&SmParams::subcores, "gpu.sm.subcores", 4, 1, 16,
               "processing blocks per SM, each with a warp scheduler and a quarter of the lanes");
+    k.integer(&SmParams::cluster_size, "gpu.sm.cluster_size", 2, 1, 64, "SMs per cluster (sharing one crossbar port)");
     k.integer(&SmParams::fp32_lanes, "gpu.sm.fp32_lanes", 64, 1, 1024, "FP32 lanes per SM (one FMA each per cycle)");
     k.integer(&SmParams::fp64_lanes, "gpu.sm.fp64_lanes", 32, 0, 1024, "FP64 lanes per SM (one FMA each per cycle)");
     k.integer(&SmParams::int32_lanes, "gpu.sm.int32_lanes", 64, 1, 1024, "INT32 lanes per SM");
