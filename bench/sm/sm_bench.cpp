@@ -1,9 +1,8 @@
-// Simulation speed of the SM timing model: vectorAdd and a shared-memory reduction on the
-// V100 preset's SM knobs (84 SMs, CTA scheduler), each SM's port on a fixed-latency memory
-// target (the memory side is benchmarked separately). Prints simulated cycles,
-// warp-instructions, wall seconds and warp-instructions per wall second.
+// Simulation speed of the timing model: vectorAdd on the V100 preset's defaults, GpuCore (84
+// SMs in clusters of 2, CTA scheduler) on the memory side (crossbar, L2 slices, HBM). Prints
+// simulated cycles, warp-instructions, wall seconds and warp-instructions per wall second.
 //
-//   build-*/bench/sm/gpuvp_sm_bench [log2 elements = 20]
+//   build-*/bench/sm/gpuvp_sm_bench [elements = 1048576]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/crossbar/crossbar.h"
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
+#include "models/gpu/sm/sm_cluster.h"
+#include "models/memory/hbm/hbm_controller.h"
+#include "models/memory/l2/l2_slice.h"
+#include "tests/memory/params.h"
 #include "models/gpu/ptx/executor.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "models/gpu/sm/sm.h"
@@ -67,23 +71,24 @@ gpu::SmParams v100_sm() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int log2n = argc > 1 ? std::atoi(argv[1]) : 20;
-  const uint32_t n = 1u << log2n;
+  const uint32_t n = argc > 1 ? static_cast<uint32_t>(std::atol(argv[1])) : (1u << 20);
   testbench::Simulation sim;
   stats::Registry stats;
   const gpu::SmParams p = v100_sm();
+  const memory::testing::MemoryParams mp = memory::testing::load_params();
   ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
-  std::vector<std::unique_ptr<gpu::Sm>> sms;
-  std::vector<std::unique_ptr<testbench::MemoryTarget>> memories;
-  std::vector<gpu::Sm*> pointers;
-  for (uint32_t i = 0; i < p.count; ++i) {
-    sms.push_back(std::make_unique<gpu::Sm>(("sm" + std::to_string(i)).c_str(), p, i, clock, stats));
-    memories.push_back(std::make_unique<testbench::MemoryTarget>(("mem" + std::to_string(i)).c_str(),
-                                                                 sc_core::sc_time(300, sc_core::SC_NS)));
-    sms.back()->mem.bind(memories.back()->socket);
-    pointers.push_back(sms.back().get());
+  gpu::GpuCore core("gpu", p, clock, stats);
+  memory::AddressMap map(mp.l2, mp.hbm);
+  gpu::Crossbar crossbar("crossbar", mp.crossbar, map, core.cluster_count(), stats, "gpu.crossbar");
+  memory::HbmController hbm("hbm", mp.hbm, map, stats, "memory.hbm");
+  std::vector<std::unique_ptr<memory::L2Slice>> slices;
+  for (uint32_t s = 0; s < map.slices(); ++s) {
+    slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), mp.l2, map, s, stats,
+                                                       "memory.l2[" + std::to_string(s) + "]"));
+    crossbar.slice.bind(slices.back()->in);
+    slices.back()->dram.bind(hbm.socket);
   }
-  gpu::CtaScheduler scheduler("cta", p, clock, pointers, stats);
+  for (uint32_t i = 0; i < core.cluster_count(); ++i) core.cluster(i).out.bind(crossbar.cluster);
   ptx::DeviceMemory memory;
   ptx::LoadedModule module(ptx::Module::parse(kVecAdd, "vecadd.ptx"), memory);
   const uint64_t a = memory.allocate(n * 4ull), b = memory.allocate(n * 4ull), c = memory.allocate(n * 4ull);
@@ -97,18 +102,15 @@ int main(int argc, char** argv) {
   sc_core::sc_event finished;
   const auto start = std::chrono::steady_clock::now();
   sim.run([&] {
-    scheduler.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
+    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
     while (!done) wait(finished);
   }, sc_core::sc_time(10, sc_core::SC_SEC));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ptx::LaunchResult result = run.finish();
   memory.copy_from_device(host.data(), c, n * 4ull);
   const bool correct = result.ok() && host[0] == 3.0f && host[n - 1] == 3.0f;
-  uint64_t cycles = 0;
-  for (const auto& sm : sms) cycles = std::max(cycles, sm->last_cycle());
-  std::printf("vectorAdd 2^%d: %s, %llu cycles (SMs on a %.0f ns fixed-latency memory), %llu warp-instructions, "
-              "%.3f s wall, %.0f warp-instructions/s\n",
-              log2n, correct ? "correct" : "WRONG", static_cast<unsigned long long>(cycles), 300.0,
+  std::printf("vectorAdd n=%u: %s, %llu core cycles, %llu warp-instructions, %.3f s wall, %.0f warp-instructions/s\n",
+              n, correct ? "correct" : "WRONG", static_cast<unsigned long long>(core.last_cycle()),
               static_cast<unsigned long long>(result.warp_instructions), wall,
               static_cast<double>(result.warp_instructions) / wall);
   return correct ? 0 : 1;
