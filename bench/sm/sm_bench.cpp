@@ -2,10 +2,15 @@
 // SMs in clusters of 2, CTA scheduler) on the memory side (crossbar, L2 slices, HBM). Prints
 // simulated cycles, warp-instructions, wall seconds and warp-instructions per wall second.
 //
-//   build-*/bench/sm/gpuvp_sm_bench [elements = 1048576]
+//   build-*/bench/sm/gpuvp_sm_bench [elements = 1048576] [stats.json]
+//
+// With a second argument the run's statistics JSON is written there (plus the last core cycle
+// under "bench"): speed work on the timing model must leave it byte-identical
+// (bench/sm/check_stats.sh compares against bench/sm/vector_add_*.json).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,5 +118,10 @@ int main(int argc, char** argv) {
               n, correct ? "correct" : "WRONG", static_cast<unsigned long long>(core.last_cycle()),
               static_cast<unsigned long long>(result.warp_instructions), wall,
               static_cast<double>(result.warp_instructions) / wall);
+  if (argc > 2) {
+    std::ofstream out(argv[2]);
+    out << "{\"bench\": {\"core_cycles\": " << core.last_cycle() << ", \"warp_instructions\": "
+        << result.warp_instructions << "},\n\"stats\": " << stats.json() << "}\n";
+  }
   return correct ? 0 : 1;
 }
