@@ -51,12 +51,16 @@ GPUVP_EXPORT void __cudaRegisterManagedVar(void** handle, void** host_variable_a
   (void)global;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
-  runtime.register_variable(handle, host_variable_address, device_name, size);
+  runtime.register_managed_variable(handle, host_variable_address, device_name, size);
 }
 
+// nvcc's host code calls this before the first host access to a module's __managed__ variables;
+// it returns whether they are usable.
 GPUVP_EXPORT char __cudaInitModule(void** handle) {
-  (void)handle;
-  return 1;
+  Runtime& runtime = Runtime::instance();
+  std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
+  if (runtime.ensure_device() != cudaSuccess) return 0;
+  return runtime.init_managed_variables(handle) == cudaSuccess ? 1 : 0;
 }
 
 GPUVP_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st* stream) {

@@ -529,11 +529,19 @@ cudaError_t Runtime::resolve(Variable& variable) {
 }
 
 cudaError_t Runtime::symbol_address(void** address, std::size_t* size, const void* symbol) {
-  const auto it = variables_.find(symbol);
-  if (it == variables_.end()) return cudaErrorInvalidSymbol;
-  if (const cudaError_t e = resolve(*it->second); e != cudaSuccess) return e;
-  if (address != nullptr) *address = reinterpret_cast<void*>(it->second->address);
-  if (size != nullptr) *size = it->second->size;
+  Variable* variable = nullptr;
+  if (const auto it = variables_.find(symbol); it != variables_.end()) variable = it->second.get();
+  // Host code names a __managed__ variable through its mirror (`cudaGetSymbolAddress(&p, v)`
+  // passes &v, the mirror's address), not through the slot it was registered with.
+  for (auto it = variables_.begin(); variable == nullptr && it != variables_.end(); ++it) {
+    if (it->second->managed_ready && reinterpret_cast<const void*>(it->second->address) == symbol) {
+      variable = it->second.get();
+    }
+  }
+  if (variable == nullptr) return cudaErrorInvalidSymbol;
+  if (const cudaError_t e = resolve(*variable); e != cudaSuccess) return e;
+  if (address != nullptr) *address = reinterpret_cast<void*>(variable->address);
+  if (size != nullptr) *size = variable->size;
   return cudaSuccess;
 }
 
@@ -585,6 +593,64 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes) {
   }
   host_allocations_[*address] = bytes;
   *ptr = driver_->pointer(*address);
+  return cudaSuccess;
+}
+
+void Runtime::register_managed_variable(void** handle, void** slot, const char* device_name, std::size_t size) {
+  register_variable(handle, slot, device_name, size);
+  variables_[slot]->managed_slot = slot;
+}
+
+bool Runtime::map_host_mirror(uint64_t address, std::size_t bytes) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = address / page * page;
+  const uint64_t end = (address + bytes + page - 1) / page * page;
+  std::vector<uint64_t> mapped_now;
+  for (uint64_t p = first; p < end; p += page) {
+    if (mirrored_pages_.count(p) != 0) continue;
+    void* host = ::mmap(reinterpret_cast<void*>(p), page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (host != reinterpret_cast<void*>(p)) {
+      if (host != MAP_FAILED) ::munmap(host, page);
+      for (uint64_t undo : mapped_now) {
+        ::munmap(reinterpret_cast<void*>(undo), page);
+        mirrored_pages_.erase(undo);
+      }
+      return false;
+    }
+    mirrored_pages_.insert(p);
+    mapped_now.push_back(p);
+  }
+  return true;
+}
+
+cudaError_t Runtime::init_managed_variables(void** handle) {
+  for (auto& entry : variables_) {
+    Variable& variable = *entry.second;
+    if (variable.managed_slot == nullptr || variable.managed_ready ||
+        variable.module != reinterpret_cast<Module*>(handle)) {
+      continue;
+    }
+    if (const cudaError_t e = resolve(variable); e != cudaSuccess) return e;
+    if (!map_host_mirror(variable.address, variable.size)) {
+      std::fprintf(stderr, "gpuvp: __managed__ %s: the device address 0x%llx is taken in this process\n",
+                   variable.name.c_str(), static_cast<unsigned long long>(variable.address));
+      return cudaErrorMemoryAllocation;
+    }
+    // The device holds the initial value (the module's initializer): bring it over first.
+    if (const cudaError_t e = synchronize(); e != cudaSuccess) return e;
+    if (const cudaError_t e = stage_copy(0, nullptr, reinterpret_cast<void*>(variable.address), variable.address,
+                                         variable.size, legacy_);
+        e != cudaSuccess) {
+      return e;
+    }
+    if (const cudaError_t e = synchronize(); e != cudaSuccess) return e;
+    allocations_[variable.address] = Allocation{variable.size, true};
+    *variable.managed_slot = reinterpret_cast<void*>(variable.address);
+    variable.managed_ready = true;
+    has_managed_ = true;
+    managed_dirty_on_host_ = true;
+  }
   return cudaSuccess;
 }
 

@@ -46,6 +46,8 @@ struct Variable {
   std::size_t size = 0;
   bool resolved = false;
   uint64_t address = 0;
+  void** managed_slot = nullptr;  // __managed__ variables: where host code reads the variable's address
+  bool managed_ready = false;      // the host mirror exists and *managed_slot points at it
 };
 
 struct Allocation {
@@ -108,6 +110,10 @@ class Runtime {
   cudaError_t malloc_device(void** ptr, std::size_t bytes);
   cudaError_t malloc_host(void** ptr, std::size_t bytes);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
+  // __managed__ variables of a module: mirror each at its device address on the host, fill the
+  // mirror from the device and point the host's slot at it (what __cudaInitModule does).
+  cudaError_t init_managed_variables(void** handle);
+  void register_managed_variable(void** handle, void** slot, const char* device_name, std::size_t size);
   cudaError_t free_device(void* ptr);
   cudaError_t free_host(void* ptr);
   cudaError_t memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
@@ -161,6 +167,9 @@ class Runtime {
   cudaError_t queue_dependencies(Stream& stream);
   cudaError_t stage_copy(uint64_t dst, const void* src, void* host_dst, uint64_t device_src, std::size_t bytes,
                          Stream& stream);
+  // Maps host pages over [address, address+bytes) at the same virtual addresses; pages already
+  // mapped by an earlier call are kept. False when the range is taken by something else.
+  bool map_host_mirror(uint64_t address, std::size_t bytes);
   cudaError_t push_managed();  // host copies of managed memory -> device, if the host may have written
   void pull_managed();         // device -> host copies, after synchronization
   void flush_printf(uint64_t address, const driver::Completion& completion);
@@ -196,6 +205,7 @@ class Runtime {
   std::map<Event*, std::unique_ptr<Event>> events_;
   uint32_t next_queue_ = 1;
   bool has_managed_ = false;
+  std::set<uint64_t> mirrored_pages_;  // host pages mapped for managed memory (page addresses)
   bool managed_dirty_on_host_ = false;
   bool managed_dirty_on_device_ = false;
 };

@@ -66,7 +66,7 @@ TEST(GpuvpRun, ExitCodeAndOutputArePreserved) {
   EXPECT_EQ(r.exit_code, 7) << describe(r);
   EXPECT_EQ(r.out, "to-stdout\n") << describe(r);
   EXPECT_NE(r.err.find("to-stderr\n"), std::string::npos) << describe(r);
-  EXPECT_NE(r.err.find("functional model"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("timing model"), std::string::npos) << describe(r);  // sim.kernel_model=timing by default
 }
 
 TEST(GpuvpRun, ApiProbe) {
@@ -88,6 +88,12 @@ TEST(GpuvpRun, ManagedMemory) {
   const ProcessResult r = gpuvp_run({kPrograms + "/managed"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS managed"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, ManagedVariables) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/managed_variables"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS managed_variables"), std::string::npos) << describe(r);
 }
 
 TEST(GpuvpRun, StatsFileIsWritten) {
