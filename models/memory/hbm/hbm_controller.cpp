@@ -236,6 +236,16 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     r.classified = true;
     ++*kind;
   };
+  // Per-call floors of the constraints that do not depend on the request (the channel changes
+  // only when a command issues, and then this returns): hoisted out of the scans, which run
+  // twice per command over the whole queue. Same maxima as taking each constraint in turn.
+  const uint64_t col_l = ch.any_col ? ch.last_col + t_.ccd_l : 0;
+  const uint64_t col_s = ch.any_col ? ch.last_col + t_.ccd_s : 0;
+  const uint64_t wr_floor = std::max(ch.next_cmd, ch.bus_free > t_.wl ? ch.bus_free - t_.wl : 0);
+  const uint64_t rd_floor = std::max({ch.next_cmd, ch.bus_free > t_.cl ? ch.bus_free - t_.cl : 0, ch.wtr_ok});
+  const uint64_t act_floor =
+      std::max({ch.next_cmd, ch.rrd_s_ok, ch.acts >= 4 ? ch.faw[ch.faw_next] + t_.faw : uint64_t{0}});
+  // A dry scan (issue = false) only lowers `next`, never below `now`: it can stop there.
   // Pass 1, first ready: the oldest request whose row is open and whose column command may go.
   // It also marks the banks whose open row a queued request hits (pass 2 keeps those open).
   const uint64_t stamp = ++ch.stamp;
@@ -244,15 +254,14 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     Bank& b = ch.banks[r.bank];
     if (b.open_row != r.row) continue;
     b.hit_stamp = stamp;
-    uint64_t t = std::max({r.eligible, ch.next_cmd, r.write ? b.wr_ok : b.rd_ok});
-    if (ch.any_col) t = std::max(t, ch.last_col + (ch.last_col_bg == r.bank_group ? t_.ccd_l : t_.ccd_s));
-    const uint64_t lat = r.write ? t_.wl : t_.cl;
-    if (ch.bus_free > lat) t = std::max(t, ch.bus_free - lat);
-    if (!r.write) t = std::max(t, ch.wtr_ok);
+    uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
+                           ch.last_col_bg == r.bank_group ? col_l : col_s});
     if (t > now || !issue) {
       next = std::min(next, std::max(t, now));
+      if (!issue && next == now) return false;
       continue;
     }
+    const uint64_t lat = r.write ? t_.wl : t_.cl;
     classify(r, st.row_hits);
     ch.any_col = true;
     ch.last_col = now;
@@ -275,10 +284,10 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     if (b.open_row == r.row) continue;
     uint64_t t;
     if (b.open_row == kClosed) {
-      t = std::max({r.eligible, ch.next_cmd, b.act_ok, ch.rrd_s_ok, ch.rrd_l_ok[r.bank_group]});
-      if (ch.acts >= 4) t = std::max(t, ch.faw[ch.faw_next] + t_.faw);
+      t = std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]});
       if (t > now || !issue) {
         next = std::min(next, std::max(t, now));
+        if (!issue && next == now) return false;
         continue;
       }
       classify(r, st.row_misses);
@@ -297,6 +306,7 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
       t = std::max({r.eligible, ch.next_cmd, b.pre_ok});
       if (t > now || !issue) {
         next = std::min(next, std::max(t, now));
+        if (!issue && next == now) return false;
         continue;
       }
       classify(r, st.row_conflicts);
