@@ -164,6 +164,8 @@ struct Sm::Impl {
                 1.0 / max_warps);
     group.ratio("l1_sector_hit_rate", "L1 load sectors found valid", l1_sector_hits, l1_sector_accesses);
     for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
+    mshr_busy.assign((mshrs.size() + 63) / 64, 0);
+    parked.assign(max_warps, 0);
     const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
     sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
@@ -215,6 +217,15 @@ struct Sm::Impl {
   std::vector<L1Line> l1;
   uint32_t sets = 1, ways = 1;
   uint64_t l1_clock = 0;
+  // Bit i set: mshrs[i].used. Lets the per-line searches (lowest free, lowest mergeable, the
+  // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
+  std::vector<uint64_t> mshr_busy;
+  // Per warp slot: kExitedBit = WarpSlot::exited, kMemoryWaitBit = WarpSlot::memory_wait. A
+  // dense copy read first by the scheduler scan (most warps wait on memory most of the time).
+  std::vector<uint8_t> parked;
+  // Something that can finish a CTA happened since retire_done() last looked (an issue, a
+  // load completing, a launch); otherwise only a faulted kernel makes it look again.
+  bool retire_pending = true;
   PayloadPool pool;
   ptx::StepResult step;
 
@@ -246,6 +257,18 @@ struct Sm::Impl {
   // ---------------------------------------------------------------- behaviour
   Sm* owner = nullptr;
 
+  static constexpr uint8_t kExitedBit = 1, kMemoryWaitBit = 2;
+
+  void set_mshr_used(uint32_t i, bool used) {
+    mshrs[i].used = used;
+    if (used) mshr_busy[i / 64] |= uint64_t{1} << (i % 64);
+    else mshr_busy[i / 64] &= ~(uint64_t{1} << (i % 64));
+  }
+  void set_memory_wait(uint32_t slot, bool wait) {
+    warps[slot].memory_wait = wait;
+    parked[slot] = static_cast<uint8_t>(wait ? parked[slot] | kMemoryWaitBit : parked[slot] & ~kMemoryWaitBit);
+  }
+
   int check(uint32_t k, uint32_t slot, uint64_t c, uint64_t& wake) {
     WarpSlot& w = warps[slot];
     CtaRecord& cta = ctas[w.cta];
@@ -268,7 +291,7 @@ struct Sm::Impl {
     for (uint8_t i = 0; i < info.dst_count; ++i) until = std::max(until, w.ready_at[info.dst[i]]);
     if (until > c) {
       if (until == kNever) {
-        w.memory_wait = true;
+        set_memory_wait(slot, true);
         return kStallMemory;
       }
       w.scoreboard_until = until;
@@ -327,8 +350,9 @@ struct Sm::Impl {
     const uint64_t ready = std::max(rec.ready_floor, c);
     for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
     --w.outstanding;
-    w.memory_wait = false;
+    set_memory_wait(rec.warp_slot, false);
     rec.used = false;
+    retire_pending = true;
   }
 
   void issue(uint32_t k, uint32_t slot, uint64_t c) {
@@ -341,6 +365,7 @@ struct Sm::Impl {
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
     const bool ok = run.step(cta.slot, w.warp, &step);
+    retire_pending = true;
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(__builtin_popcount(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
@@ -387,7 +412,18 @@ struct Sm::Impl {
       if (ready == 0) ready = c + 1;
     }
     for (uint8_t i = 0; i < info.dst_count; ++i) w.ready_at[info.dst[i]] = ready;
-    if (step.warp_exited) w.exited = true;
+    if (step.warp_exited) {
+      w.exited = true;
+      parked[slot] |= kExitedBit;
+    }
+  }
+
+  // GpuExtension::sector_mask_for(begin, end - begin) for begin < end <= the end of begin's
+  // line, in closed form (it runs per lane and line of every global access).
+  static uint8_t sectors_within_line(uint64_t begin, uint64_t end) {
+    const uint32_t first = static_cast<uint32_t>(begin % kLineBytes) / kSectorBytes;
+    const uint32_t last = static_cast<uint32_t>((end - 1) % kLineBytes) / kSectorBytes;
+    return static_cast<uint8_t>(((2u << last) - 1) & ~((1u << first) - 1));
   }
 
   uint32_t coalesce(uint32_t lanes, uint64_t* lines, uint8_t* masks) const {
@@ -399,7 +435,7 @@ struct Sm::Impl {
       while (address < end) {
         const uint64_t line = address & ~uint64_t{kLineBytes - 1};
         const uint64_t line_end = std::min<uint64_t>(end, line + kLineBytes);
-        const uint8_t mask = GpuExtension::sector_mask_for(address, static_cast<unsigned>(line_end - address));
+        const uint8_t mask = sectors_within_line(address, line_end);
         uint32_t i = 0;
         while (i < n && lines[i] != line) ++i;
         if (i == n) {
@@ -441,9 +477,12 @@ struct Sm::Impl {
     hit->last_use = ++l1_clock;
   }
 
-  uint32_t alloc_mshr() {
-    for (uint32_t i = 0; i < mshrs.size(); ++i) {
-      if (!mshrs[i].used) return i;
+  uint32_t alloc_mshr() {  // the lowest free index
+    for (uint32_t word = 0; word < mshr_busy.size(); ++word) {
+      const uint64_t free = ~mshr_busy[word];
+      if (free == 0) continue;
+      const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(free));
+      return i < mshrs.size() ? i : kNone;
     }
     return kNone;
   }
@@ -464,12 +503,15 @@ struct Sm::Impl {
         const uint8_t miss = static_cast<uint8_t>(mask & ~hit);
         LoadRecord& rec = records[op.record];
         if (miss) {
-          uint32_t m = kNone;
-          for (uint32_t i = 0; i < mshrs.size(); ++i) {
-            const Mshr& e = mshrs[i];
-            if (e.used && !e.atomic && e.line == line && (miss & ~e.mask) == 0 && e.waiter_count < e.waiters.size()) {
-              m = i;
-              break;
+          uint32_t m = kNone;  // the lowest busy MSHR this miss can merge into
+          for (uint32_t word = 0; word < mshr_busy.size() && m == kNone; ++word) {
+            for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+              const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+              const Mshr& e = mshrs[i];
+              if (!e.atomic && e.line == line && (miss & ~e.mask) == 0 && e.waiter_count < e.waiters.size()) {
+                m = i;
+                break;
+              }
             }
           }
           if (m != kNone) {
@@ -478,7 +520,7 @@ struct Sm::Impl {
             m = alloc_mshr();
             if (m == kNone) return false;
             Mshr& e = mshrs[m];
-            e.used = true;
+            set_mshr_used(m, true);
             e.atomic = false;
             e.line = line;
             e.mask = miss;
@@ -503,7 +545,7 @@ struct Sm::Impl {
           m = alloc_mshr();
           if (m == kNone) return false;
           Mshr& e = mshrs[m];
-          e.used = true;
+          set_mshr_used(m, true);
           e.atomic = true;
           e.line = line;
           e.mask = mask;
@@ -562,12 +604,15 @@ struct Sm::Impl {
 
   // A response arrived during cycle `c` (or at its edge): it takes effect at c + 1.
   void response(tlm::tlm_generic_payload& gp, uint64_t c) {
-    for (uint32_t i = 0; i < mshrs.size(); ++i) {
-      if (mshrs[i].used && mshrs[i].gp == &gp) {
-        Response& r = responses.push();
-        r.ready_cycle = c + 1;
-        r.mshr = i;
-        return;
+    for (uint32_t word = 0; word < mshr_busy.size(); ++word) {
+      for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+        const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+        if (mshrs[i].gp == &gp) {
+          Response& r = responses.push();
+          r.ready_cycle = c + 1;
+          r.mshr = i;
+          return;
+        }
       }
     }
     gp.release();  // a store: nothing waits for it
@@ -575,13 +620,14 @@ struct Sm::Impl {
 
   void apply_responses(uint64_t c) {
     while (!responses.empty() && responses.front().ready_cycle <= c) {
-      Mshr& e = mshrs[responses.front().mshr];
+      const uint32_t mi = responses.front().mshr;
+      Mshr& e = mshrs[mi];
       responses.pop();
       if (!e.atomic) l1_fill(e.line, e.mask);
       for (uint32_t i = 0; i < e.waiter_count; ++i) {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }
-      e.used = false;
+      set_mshr_used(mi, false);
       e.gp->release();
       e.gp = nullptr;
     }
@@ -589,14 +635,21 @@ struct Sm::Impl {
 
   bool memory_idle() const {
     if (!lsu.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
-    for (const auto& e : mshrs) {
-      if (e.used) return false;
+    for (const uint64_t word : mshr_busy) {
+      if (word != 0) return false;
     }
     return true;
   }
 
   // Retires finished CTAs (and all CTAs of a kernel that faulted).
   void retire_done() {
+    if (!retire_pending) {
+      // Nothing of this SM moved: a CTA can only have become done through a fault elsewhere.
+      bool faulted = false;
+      for (const CtaRecord& cta : ctas) faulted = faulted || (cta.used && !cta.run->ok());
+      if (!faulted) return;
+    }
+    retire_pending = false;
     for (uint32_t ci = 0; ci < ctas.size(); ++ci) {
       CtaRecord& cta = ctas[ci];
       if (!cta.used) continue;
@@ -637,7 +690,15 @@ struct Sm::Impl {
       bool first = true;
       uint32_t chosen = kNone;
       auto consider = [&](uint32_t slot) {
-        if (warps[slot].exited) return false;
+        const uint8_t flags = parked[slot];
+        if (flags & kExitedBit) return false;
+        if (flags & kMemoryWaitBit) {  // check()'s verdict without touching the warp (it has started)
+          if (first) {
+            first_reason = kStallMemory;
+            first = false;
+          }
+          return false;
+        }
         const int reason = check(k, slot, c, wake);
         if (first) {
           first_reason = reason;
@@ -693,6 +754,7 @@ struct Sm::Impl {
       for (auto& cta : ctas) {
         if (cta.used && cta.run->ok()) cta.run->report_deadlock(cta.slot);
       }
+      retire_pending = true;
       retire_done();
       return c + 1;
     }
@@ -776,6 +838,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.exited = false;
     ws.outstanding = 0;
     ws.memory_wait = false;
+    s.parked[slot] = 0;
     ws.scoreboard_until = 0;
     ws.next = nullptr;
     ws.ready_at.assign(run.register_slots(), 0);
@@ -783,6 +846,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
     ++s.resident_warps;
   }
+  s.retire_pending = true;
   wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
