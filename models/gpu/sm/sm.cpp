@@ -220,6 +220,10 @@ struct Sm::Impl {
   // Bit i set: mshrs[i].used. Lets the per-line searches (lowest free, lowest mergeable, the
   // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
   std::vector<uint64_t> mshr_busy;
+  // Counting filter over the lines of busy MSHRs (by line index mod kLineFilter): a missed
+  // line whose bucket is 0 cannot merge, so the merge search is skipped (streaming misses).
+  static constexpr uint32_t kLineFilter = 256;
+  uint16_t line_filter[kLineFilter] = {};
   // Per warp slot: kExitedBit = WarpSlot::exited, kMemoryWaitBit = WarpSlot::memory_wait. A
   // dense copy read first by the scheduler scan (most warps wait on memory most of the time).
   std::vector<uint8_t> parked;
@@ -259,10 +263,19 @@ struct Sm::Impl {
 
   static constexpr uint8_t kExitedBit = 1, kMemoryWaitBit = 2;
 
-  void set_mshr_used(uint32_t i, bool used) {
-    mshrs[i].used = used;
-    if (used) mshr_busy[i / 64] |= uint64_t{1} << (i % 64);
-    else mshr_busy[i / 64] &= ~(uint64_t{1} << (i % 64));
+  static uint32_t filter_bucket(uint64_t line) { return static_cast<uint32_t>(line / kLineBytes) % kLineFilter; }
+  // Marks MSHR i busy for `line` (with its line set) or free again.
+  void set_mshr_used(uint32_t i, bool used, uint64_t line = 0) {
+    Mshr& e = mshrs[i];
+    if (used) {
+      e.line = line;
+      ++line_filter[filter_bucket(line)];
+      mshr_busy[i / 64] |= uint64_t{1} << (i % 64);
+    } else {
+      --line_filter[filter_bucket(e.line)];
+      mshr_busy[i / 64] &= ~(uint64_t{1} << (i % 64));
+    }
+    e.used = used;
   }
   void set_memory_wait(uint32_t slot, bool wait) {
     warps[slot].memory_wait = wait;
@@ -365,7 +378,9 @@ struct Sm::Impl {
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
     const bool ok = run.step(cta.slot, w.warp, &step);
-    retire_pending = true;
+    // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
+    // threads does (or a fault, which retire_done() looks for itself).
+    if (step.warp_exited || !ok) retire_pending = true;
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(__builtin_popcount(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
@@ -504,7 +519,8 @@ struct Sm::Impl {
         LoadRecord& rec = records[op.record];
         if (miss) {
           uint32_t m = kNone;  // the lowest busy MSHR this miss can merge into
-          for (uint32_t word = 0; word < mshr_busy.size() && m == kNone; ++word) {
+          const bool maybe = line_filter[filter_bucket(line)] != 0;
+          for (uint32_t word = 0; maybe && word < mshr_busy.size() && m == kNone; ++word) {
             for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
               const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
               const Mshr& e = mshrs[i];
@@ -520,9 +536,8 @@ struct Sm::Impl {
             m = alloc_mshr();
             if (m == kNone) return false;
             Mshr& e = mshrs[m];
-            set_mshr_used(m, true);
+            set_mshr_used(m, true, line);
             e.atomic = false;
-            e.line = line;
             e.mask = miss;
             e.waiter_count = 0;
             push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
@@ -545,9 +560,8 @@ struct Sm::Impl {
           m = alloc_mshr();
           if (m == kNone) return false;
           Mshr& e = mshrs[m];
-          set_mshr_used(m, true);
+          set_mshr_used(m, true, line);
           e.atomic = true;
-          e.line = line;
           e.mask = mask;
           e.waiter_count = 0;
           e.waiters[e.waiter_count++] = op.record;
