@@ -27,9 +27,15 @@ class Ring {
     head_ = wrap(head_ + 1);
     --size_;
   }
-  // Removes the i-th oldest, keeping the order of the rest (O(size); rings here are short).
+  // Removes the i-th oldest, keeping the order of the rest. Moves whichever side of i is
+  // shorter (schedulers mostly remove old entries, near the head).
   void erase(std::size_t i) {
-    for (std::size_t k = i; k + 1 < size_; ++k) at(k) = at(k + 1);
+    if (i < size_ / 2) {
+      for (std::size_t k = i; k > 0; --k) at(k) = at(k - 1);
+      head_ = wrap(head_ + 1);
+    } else {
+      for (std::size_t k = i; k + 1 < size_; ++k) at(k) = at(k + 1);
+    }
     --size_;
   }
 
