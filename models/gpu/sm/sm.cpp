@@ -166,6 +166,8 @@ struct Sm::Impl {
     for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
     mshr_busy.assign((mshrs.size() + 63) / 64, 0);
     parked.assign(max_warps, 0);
+    live.assign(subcores, 0);
+    unparked.assign(subcores, 0);
     const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
     sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
@@ -227,6 +229,9 @@ struct Sm::Impl {
   // Per warp slot: kExitedBit = WarpSlot::exited, kMemoryWaitBit = WarpSlot::memory_wait. A
   // dense copy read first by the scheduler scan (most warps wait on memory most of the time).
   std::vector<uint8_t> parked;
+  // Per sub-core, over resident warps: live = not exited, unparked = parked byte 0. With no
+  // unparked warp the scan's outcome is known without walking the order (see tick).
+  std::vector<uint32_t> live, unparked;
   // Something that can finish a CTA happened since retire_done() last looked (an issue, a
   // load completing, a launch); otherwise only a faulted kernel makes it look again.
   bool retire_pending = true;
@@ -277,9 +282,27 @@ struct Sm::Impl {
     }
     e.used = used;
   }
+  // Counts of a resident warp's parked byte in live / unparked.
+  void count_parked(uint32_t slot, bool add) {
+    const uint32_t k = slot % subcores;
+    const uint8_t flags = parked[slot];
+    const uint32_t l = (flags & kExitedBit) ? 0 : 1, u = flags == 0 ? 1 : 0;
+    if (add) {
+      live[k] += l;
+      unparked[k] += u;
+    } else {
+      live[k] -= l;
+      unparked[k] -= u;
+    }
+  }
+  void set_parked(uint32_t slot, uint8_t flags) {  // a resident warp's
+    count_parked(slot, false);
+    parked[slot] = flags;
+    count_parked(slot, true);
+  }
   void set_memory_wait(uint32_t slot, bool wait) {
     warps[slot].memory_wait = wait;
-    parked[slot] = static_cast<uint8_t>(wait ? parked[slot] | kMemoryWaitBit : parked[slot] & ~kMemoryWaitBit);
+    set_parked(slot, static_cast<uint8_t>(wait ? parked[slot] | kMemoryWaitBit : parked[slot] & ~kMemoryWaitBit));
   }
 
   int check(uint32_t k, uint32_t slot, uint64_t c, uint64_t& wake) {
@@ -429,7 +452,7 @@ struct Sm::Impl {
     for (uint8_t i = 0; i < info.dst_count; ++i) w.ready_at[info.dst[i]] = ready;
     if (step.warp_exited) {
       w.exited = true;
-      parked[slot] |= kExitedBit;
+      set_parked(slot, static_cast<uint8_t>(parked[slot] | kExitedBit));
     }
   }
 
@@ -679,6 +702,7 @@ struct Sm::Impl {
       }
       for (uint32_t ws : cta.warp_slots) {
         warps[ws].used = false;
+        count_parked(ws, false);
         auto& o = order[ws % subcores];
         o.erase(std::find(o.begin(), o.end(), ws));
         if (last_issued[ws % subcores] == ws) last_issued[ws % subcores] = kNone;
@@ -724,7 +748,14 @@ struct Sm::Impl {
         }
         return false;
       };
-      if (params.scheduler == WarpSchedulerPolicy::kGto) {
+      if (unparked[k] == 0) {
+        // Every live warp waits on memory (check() says kStallMemory, changing nothing): the
+        // walk would find no warp to issue, and its first live warp gives the stall reason.
+        if (live[k] != 0) {
+          first_reason = kStallMemory;
+          first = false;
+        }
+      } else if (params.scheduler == WarpSchedulerPolicy::kGto) {
         const uint32_t last = last_issued[k];
         if (last == kNone || !consider(last)) {
           for (uint32_t slot : o) {
@@ -853,6 +884,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.outstanding = 0;
     ws.memory_wait = false;
     s.parked[slot] = 0;
+    s.count_parked(slot, true);
     ws.scoreboard_until = 0;
     ws.next = nullptr;
     ws.ready_at.assign(run.register_slots(), 0);
