@@ -3,7 +3,10 @@
 # bench/sm's wiring (GpuCore + crossbar + L2 slices + HBM) and compares the SHA-256 of its
 # statistics JSON (every counter, histogram and the last core cycle) with the figures recorded
 # before the speed work began.
-#   bench/sm/check_stats.sh build-dir/bench/sm/gpuvp_sm_bench
+# The bench uses the knobs' declared defaults: a deliberate change of a default (or of the model)
+# changes the figures; re-record them then (bench/sm/check_stats.sh BENCH --print) in the same
+# commit, saying why.
+#   bench/sm/check_stats.sh build-dir/bench/sm/gpuvp_sm_bench [--print]
 set -eu
 bench=${1:?usage: check_stats.sh path/to/gpuvp_sm_bench}
 tmp=$(mktemp -d)
@@ -12,6 +15,7 @@ status=0
 while read -r n expected; do
   "$bench" "$n" "$tmp/stats.json" > /dev/null
   got=$(sha256sum "$tmp/stats.json" | cut -d' ' -f1)
+  if [ "${2:-}" = "--print" ]; then echo "$n $got"; continue; fi
   if [ "$got" = "$expected" ]; then echo "vectorAdd $n: stats identical"
   else echo "vectorAdd $n: stats CHANGED ($got, expected $expected)"; status=1; fi
 done <<'HASHES'
