@@ -14,6 +14,7 @@
 
 #include "platform/bridge/serve.h"
 #include "platform/cli/run_command.h"
+#include "platform/cli/validate_command.h"
 #include "platform/config/config.h"
 #include "platform/config/value_parser.h"
 #include "platform/config_report.h"
@@ -198,6 +199,7 @@ int main(int argc, char** argv) {
 
   // gpuvp run [--config ...] [--set ...] [--stats ...] -- ./app args...
   gpuvp::cli::RunCommand run_command(app, loader);
+  gpuvp::cli::ValidateCommand validate_command(app, loader);
 
   try {
     app.parse(argc, argv);
@@ -237,6 +239,8 @@ int main(int argc, char** argv) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
     } else if (run_command.selected()) {
       return run_command.execute();
+    } else if (validate_command.selected()) {
+      return validate_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path);

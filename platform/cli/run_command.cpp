@@ -202,7 +202,11 @@ int RunCommand::execute() const {
             << "; " << activity.kernels_started << " kernel launch(es), " << activity.commands_completed
             << " device commands, simulated time " << format_ms(server.simulated_ps()) << " on "
             << params.device.name << " (" << config.source() << ").\n"
-            << "gpuvp run: kernels ran on the functional model (PTX executor); cycle timing is not modeled yet.\n";
+            << (params.command_processor.kernel_model == gpu::KernelModel::kTiming
+                    ? "gpuvp run: kernels ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX "
+                      "model); simulated time and cycles are modeled.\n"
+                    : "gpuvp run: kernels ran on the functional model (PTX executor; sim.kernel_model=functional); "
+                      "kernel time is an estimate.\n");
   const std::string summary = server.stats_summary();
   if (!summary.empty()) std::cerr << summary;
   if (!stats_path_.empty()) {

@@ -66,7 +66,7 @@ TEST(GpuvpRun, ExitCodeAndOutputArePreserved) {
   EXPECT_EQ(r.exit_code, 7) << describe(r);
   EXPECT_EQ(r.out, "to-stdout\n") << describe(r);
   EXPECT_NE(r.err.find("to-stderr\n"), std::string::npos) << describe(r);
-  EXPECT_NE(r.err.find("functional model"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("timing model"), std::string::npos) << describe(r);  // sim.kernel_model=timing by default
 }
 
 TEST(GpuvpRun, ApiProbe) {

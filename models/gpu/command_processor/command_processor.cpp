@@ -4,9 +4,13 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <utility>
 
+#include "models/gpu/gpu_timing/gpu_timing.h"
 #include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/kernel_run.h"
+#include "platform/clock_domains.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -92,6 +96,7 @@ struct CommandProcessor::Stats {
   stats::Counter* warp_instructions;
   stats::Counter* thread_instructions;
   stats::Counter* kernel_time;
+  stats::Counter* timing_fallbacks;
   stats::Counter* printf_bytes;
   stats::Counter* printf_dropped;
   stats::Counter* rejected;
@@ -112,14 +117,17 @@ struct CommandProcessor::Stats {
     modules_loaded = &g.counter("modules_loaded", "module", "PTX modules parsed and placed");
     modules_unloaded = &g.counter("modules_unloaded", "module", "modules unloaded (explicitly or with a context)");
     module_load_failures = &g.counter("module_load_failures", "module", "LoadModule rejected as malformed PTX");
-    kernels_launched = &g.counter("kernels_launched", "kernel", "launches run on the functional model");
+    kernels_launched = &g.counter("kernels_launched", "kernel", "kernel launches run");
     kernel_faults = &g.counter("kernel_faults", "kernel", "launches that ended in a fault or trap");
     kernels_cancelled = &g.counter("kernels_cancelled", "kernel",
                                    "launches stopped because their program disconnected mid-kernel");
     invalid_launches = &g.counter("invalid_launches", "launch", "launches refused (configuration, handle, arguments)");
     warp_instructions = &g.counter("warp_instructions", "warp-instr", "warp instructions executed");
     thread_instructions = &g.counter("thread_instructions", "thread-instr", "thread instructions executed");
-    kernel_time = &g.counter("kernel_time", "ps", "estimated simulated time of kernels (functional model)");
+    kernel_time = &g.counter("kernel_time", "ps",
+                             "simulated time of kernels (timing model; estimated with sim.kernel_model=functional)");
+    timing_fallbacks = &g.counter("timing_fallbacks", "kernel",
+                                  "launches run on the functional model because a CTA did not fit the timing model's SM");
     printf_bytes = &g.counter("printf_bytes", "B", "device printf output delivered to printf buffers");
     printf_dropped = &g.counter("printf_dropped", "B", "device printf output dropped (buffer full or absent)");
     rejected = &g.counter("rejected_commands", "command", "commands answered with an error status");
@@ -141,6 +149,9 @@ CommandProcessor::CommandProcessor(sc_core::sc_module_name name, const PlatformP
     : sc_module(name), command_in("command_in"), dma_out("dma_out"), params_(params), registry_(stats),
       stats_(std::make_unique<Stats>(stats)) {
   command_in.register_b_transport(this, &CommandProcessor::b_transport);
+  if (params_.command_processor.kernel_model == KernelModel::kTiming) {
+    timing_ = std::make_unique<GpuTiming>("timing", params_, ClockDomains::from(params_), stats);
+  }
 }
 
 CommandProcessor::~CommandProcessor() = default;
@@ -584,20 +595,36 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   registry_.begin_kernel(kernel_id, kernel.name);
   ++*stats_->kernels_launched;
   ptx::LaunchResult result;
+  double kernel_ps = 0;
+  bool timed = false;
   try {
-    result = executor.launch(module, kernel, config, params);
+    if (timing_ != nullptr) {
+      ptx::KernelRun run(memory, options, module, kernel, config, params);
+      try {
+        kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
+        timed = true;
+        result = run.finish();
+      } catch (const std::invalid_argument&) {
+        // The SM's occupancy check uses an estimate of registers per thread (PTX registers are
+        // virtual); rather than refusing a launch real hardware may accept, run it functionally.
+        ++*stats_->timing_fallbacks;
+      }
+    }
+    if (!timed) result = executor.launch(module, kernel, config, params);
   } catch (const std::exception& e) {
     result.status = ptx::LaunchStatus::kInvalidInstruction;
     result.message = e.what();
   }
   *stats_->warp_instructions += result.warp_instructions;
   *stats_->thread_instructions += result.thread_instructions;
-  // Placeholder timing until the SM model lands: one warp instruction per sub-core per cycle.
-  const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
-  const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
-  const double kernel_ps = cycles / params_.sm.clock_hz * 1e12;
+  if (!timed) {
+    // Functional model only: one warp instruction per sub-core per cycle.
+    const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
+    const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
+    kernel_ps = cycles / params_.sm.clock_hz * 1e12;
+    wait_ps(kernel_ps);
+  }
   *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));
-  wait_ps(kernel_ps);
   registry_.end_kernel(kernel_id);
 
   if (!printed.empty() && !dma_write(channel, args.printf_address, printed.data(), printed.size())) {

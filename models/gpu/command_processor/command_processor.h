@@ -1,7 +1,11 @@
 // The GPU front end: decodes and validates the commands the host interface (the bridge) hands
-// it, runs the copy engine over the PCIe link, and launches kernels. Until the timing model
-// lands, kernels execute on the functional PTX model (models/gpu/ptx) and take an estimated
-// time of one warp instruction per SM sub-core per core cycle.
+// it, runs the copy engine over the PCIe link, and launches kernels. With sim.kernel_model =
+// timing (the default) a launch runs on the GPU timing top level (models/gpu/gpu_timing, owned
+// here): the kernel's simulated time and cycles come from the SMs, crossbar, L2 and HBM, its
+// values from the functional model stepped by the SMs. With `functional` the PTX executor runs it
+// alone and it takes an estimated time of one warp instruction per SM sub-core per core cycle.
+// A kernel whose CTA does not fit on an SM by the timing model's register estimate falls back to
+// the functional model (counted in gpu.command_processor.timing_fallbacks).
 //
 //   command_in  <- bridge::Bridge::command_out    (transactions.h: Command + CommandExtension)
 //   dma_out     -> uvm::PcieLink::device_in        (DMA reads/writes of host memory + DmaExtension)
@@ -34,6 +38,8 @@
 #include "platform/stats/registry.h"
 
 namespace gpuvp::gpu {
+
+class GpuTiming;
 
 class CommandProcessor : public sc_core::sc_module {
  public:
@@ -84,6 +90,7 @@ class CommandProcessor : public sc_core::sc_module {
   void wait_ps(double ps);
 
   PlatformParams params_;
+  std::unique_ptr<GpuTiming> timing_;  // null with sim.kernel_model = functional
   std::array<std::unique_ptr<Context>, device::kMaxChannels> contexts_;
   uint64_t mapped_bytes_ = 0;
   uint64_t next_kernel_id_ = 1;

@@ -7,9 +7,15 @@
 
 namespace gpuvp::gpu {
 
+// Which model runs kernels: the timing top level (models/gpu/gpu_timing: SMs, crossbar, L2,
+// HBM; values still from the functional model) or the functional executor alone (fast, with an
+// estimated time of one warp instruction per sub-core per cycle).
+enum class KernelModel : uint8_t { kTiming, kFunctional };
+
 struct CommandProcessorParams {
   uint64_t dma_transfer_bytes = 0;
   uint64_t instruction_limit = 0;
+  KernelModel kernel_model = KernelModel::kTiming;
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -20,6 +26,10 @@ struct CommandProcessorParams {
               (1LL << 53),
               "warp instructions one launch may execute on the functional model before it is stopped as "
               "runaway (0: no limit)");
+    k.choice(&CommandProcessorParams::kernel_model, "sim.kernel_model", "timing",
+             {{"timing", KernelModel::kTiming}, {"functional", KernelModel::kFunctional}},
+             "timing: kernels run on the cycle-level timing model (SMs, crossbar, L2, HBM), values from the "
+             "functional model; functional: the PTX executor alone, time estimated");
   }
 };
 

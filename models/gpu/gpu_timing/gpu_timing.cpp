@@ -1,0 +1,160 @@
+#include "models/gpu/gpu_timing/gpu_timing.h"
+
+#include <string>
+#include <vector>
+
+#include "models/gpu/crossbar/crossbar.h"
+#include "models/gpu/sm/sm_cluster.h"
+#include "models/memory/address_map.h"
+#include "models/memory/hbm/hbm_controller.h"
+#include "models/memory/l2/l2_slice.h"
+
+namespace gpuvp::gpu {
+namespace {
+
+// Sum of one counter over every instance group "<prefix>[i]<suffix>", i = 0 .. count-1.
+// Called once per kernel, so the string building is off the per-cycle path.
+std::vector<const stats::Counter*> collect(const stats::Registry& stats, const std::string& prefix, uint32_t count,
+                                           const std::string& name) {
+  std::vector<const stats::Counter*> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    const stats::Group* g = stats.find_group(prefix + "[" + std::to_string(i) + "]");
+    const stats::Counter* c = g != nullptr ? g->find_counter(name) : nullptr;
+    if (c != nullptr) out.push_back(c);
+  }
+  return out;
+}
+
+uint64_t sum(const std::vector<const stats::Counter*>& counters) {
+  uint64_t total = 0;
+  for (const stats::Counter* c : counters) total += c->value();
+  return total;
+}
+
+// A whole-GPU quantity mirrored into the "gpu" group: at each kernel end the growth of the
+// summed instance counters since the last kernel end is added, so kernel scopes see the
+// kernel's share and the run scope the total.
+struct Mirror {
+  std::vector<const stats::Counter*> sources;
+  stats::Counter* target = nullptr;
+  uint64_t seen = 0;
+  void update() {
+    const uint64_t now = sum(sources);
+    *target += now - seen;
+    seen = now;
+  }
+};
+
+}  // namespace
+
+struct GpuTiming::Impl {
+  ClockDomains clocks;
+  memory::AddressMap map;
+  GpuCore core;
+  Crossbar crossbar;
+  memory::HbmController hbm;
+  std::vector<std::unique_ptr<memory::L2Slice>> slices;
+  sc_core::sc_event finished;
+  stats::Group& group;
+  stats::Counter& kernels;
+  stats::Counter& cycles;
+  stats::Counter& time_ps;
+  std::vector<Mirror> mirrors;
+  uint32_t sms;
+
+  Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats)
+      : clocks(c),
+        map(p.l2, p.hbm),
+        core("core", p.sm, clocks.core, stats),
+        crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
+        hbm("hbm", p.hbm, map, stats, "memory.hbm"),
+        group(stats.group("gpu")),
+        kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
+        cycles(group.counter("cycles", "cycle", "core cycles of kernels, submission to last CTA done")),
+        time_ps(group.counter("time_ps", "ps", "simulated time of kernels on the timing model")),
+        sms(p.sm.count) {
+    for (uint32_t s = 0; s < map.slices(); ++s) {
+      slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map, s, stats,
+                                                         "memory.l2[" + std::to_string(s) + "]"));
+      crossbar.slice.bind(slices.back()->in);
+      slices.back()->dram.bind(hbm.socket);
+    }
+    for (uint32_t i = 0; i < core.cluster_count(); ++i) core.cluster(i).out.bind(crossbar.cluster);
+
+    const uint32_t sm_total = p.sm.count;
+    const uint32_t channels = map.channels();
+    auto mirror = [&](const char* name, const char* unit, const char* doc, const std::string& prefix, uint32_t count,
+                      const char* source) -> stats::Counter& {
+      Mirror m;
+      m.sources = collect(stats, prefix, count, source);
+      m.target = &group.counter(name, unit, doc);
+      m.seen = sum(m.sources);
+      mirrors.push_back(std::move(m));
+      return *mirrors.back().target;
+    };
+    stats::Counter& warp = mirror("warp_instructions", "warp-instr", "warp instructions issued", "gpu.sm", sm_total,
+                                  "warp_instructions");
+    stats::Counter& thread = mirror("thread_instructions", "thread-instr", "thread instructions (active lanes)",
+                                    "gpu.sm", sm_total, "thread_instructions");
+    stats::Counter& l1_hits = mirror("l1_sector_hits", "sector", "L1 load sectors found valid", "gpu.sm", sm_total,
+                                     "l1_sector_hits");
+    stats::Counter& l1_accesses = mirror("l1_sector_accesses", "sector", "L1 load sectors looked up", "gpu.sm",
+                                         sm_total, "l1_sector_accesses");
+    stats::Counter& l2_hits = mirror("l2_sector_hits", "sector", "L2 sectors found valid", "memory.l2",
+                                     map.slices(), "sector_hits");
+    stats::Counter& l2_accesses = mirror("l2_sector_accesses", "sector", "L2 sectors requested", "memory.l2",
+                                         map.slices(), "sector_accesses");
+    stats::Counter& dram_bytes = mirror("dram_bytes", "B", "bytes read and written at HBM", "memory.hbm.channel",
+                                        channels, "read_bytes");
+    // dram_bytes counts reads and writes: add the write side to the same target.
+    mirrors.back().sources.clear();
+    for (const char* side : {"read_bytes", "write_bytes"}) {
+      for (const stats::Counter* s : collect(stats, "memory.hbm.channel", channels, side)) {
+        mirrors.back().sources.push_back(s);
+      }
+    }
+    mirrors.back().seen = sum(mirrors.back().sources);
+    stats::Counter& row_hits = mirror("dram_row_hits", "request", "HBM requests whose row was open",
+                                      "memory.hbm.channel", channels, "row_hits");
+    stats::Counter& dram_requests = mirror("dram_requests", "request", "HBM read and write requests",
+                                           "memory.hbm.channel", channels, "requests");
+    group.ratio("ipc", "warp instructions per core cycle (whole GPU)", warp, cycles);
+    group.ratio("thread_ipc", "thread instructions per core cycle (whole GPU)", thread, cycles);
+    group.ratio("l1_hit_rate", "L1 load sectors found valid, all SMs", l1_hits, l1_accesses);
+    group.ratio("l2_hit_rate", "L2 sectors found valid, all slices", l2_hits, l2_accesses);
+    group.ratio("dram_bandwidth", "HBM bytes per second of kernel time (B/s)", dram_bytes, time_ps, 1e12);
+    group.ratio("row_buffer_hit_rate", "HBM requests that hit an open row", row_hits, dram_requests);
+  }
+};
+
+GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params, const ClockDomains& clocks,
+                     stats::Registry& stats)
+    : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats)) {}
+
+GpuTiming::~GpuTiming() = default;
+
+uint32_t GpuTiming::sm_count() const { return impl_->sms; }
+
+KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
+  Impl& m = *impl_;
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  bool done = false;
+  // The scheduler calls `done` from its own process; the event hands control back here.
+  m.core.submit(run, kernel_id, [&] {
+    done = true;
+    m.finished.notify(sc_core::SC_ZERO_TIME);
+  });
+  while (!done) sc_core::wait(m.finished);
+  const sc_core::sc_time end = sc_core::sc_time_stamp();
+  KernelTiming t;
+  t.ps = end.value() - start.value();
+  // Whole core cycles the kernel spanned (edges crossed), independent of the time resolution.
+  t.cycles = m.clocks.core.cycle_at(end) - m.clocks.core.cycle_at(start);
+  ++m.kernels;
+  m.cycles += t.cycles;
+  m.time_ps += t.ps;
+  for (Mirror& mirror : m.mirrors) mirror.update();
+  return t;
+}
+
+}  // namespace gpuvp::gpu

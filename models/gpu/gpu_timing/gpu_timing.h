@@ -1,0 +1,56 @@
+// The GPU's timing path as one module: GpuCore (CTA scheduler + SM clusters), the crossbar, one
+// L2 slice per memory sub-partition and the HBM controller, built from PlatformParams and wired
+// through their TLM-2.0 sockets (cluster i -> crossbar.cluster, crossbar.slice k -> L2 slice k,
+// every slice -> HBM). The functional model (ptx::KernelRun) still computes every value; this
+// module decides when each warp instruction issues.
+//
+//   GpuTiming timing("timing", params, ClockDomains::from(params), stats);
+//   ptx::KernelRun run(...);
+//   KernelTiming t = timing.run(run, kernel_id);   // from an SC_THREAD: returns when the kernel ended
+//   ptx::LaunchResult r = run.finish();
+//
+// Statistics, group "gpu" (per-kernel deltas land in the registry's kernel scopes): kernels,
+// cycles, time_ps, warp/thread instructions, L1/L2 sector hits and accesses, DRAM bytes, row hits
+// and requests, summed over every SM, slice and pseudo-channel at the end of each kernel; ratios
+// ipc, l1_hit_rate, l2_hit_rate, dram_bandwidth (B/s over kernel time), row_buffer_hit_rate.
+// The per-instance groups (gpu.sm[i], memory.l2[k], memory.hbm.channel[c]) carry the detail.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <systemc>
+
+#include "models/gpu/ptx/kernel_run.h"
+#include "platform/clock_domains.h"
+#include "platform/platform_params.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::gpu {
+
+struct KernelTiming {
+  uint64_t cycles = 0;  // core cycles from submission to the last CTA's completion
+  uint64_t ps = 0;      // the same span in simulated time
+};
+
+class GpuTiming : public sc_core::sc_module {
+ public:
+  GpuTiming(sc_core::sc_module_name name, const PlatformParams& params, const ClockDomains& clocks,
+            stats::Registry& stats);
+  ~GpuTiming() override;
+  GpuTiming(const GpuTiming&) = delete;
+  GpuTiming& operator=(const GpuTiming&) = delete;
+
+  // Runs `run` to its end (completion or fault) on the timing model. Must be called from an
+  // SC_THREAD; simulated time advances by the kernel's duration. Throws std::invalid_argument
+  // when one CTA does not fit on an SM (the caller decides what that means).
+  KernelTiming run(ptx::KernelRun& run, uint64_t kernel_id);
+
+  uint32_t sm_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuvp::gpu

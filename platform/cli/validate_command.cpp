@@ -1,0 +1,269 @@
+#include "platform/cli/validate_command.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <systemc>
+
+#include "models/gpu/gpu_timing/gpu_timing.h"
+#include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/kernel_run.h"
+#include "platform/clock_domains.h"
+#include "platform/platform_params.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::cli {
+namespace {
+
+// One kernel to run: its name, shape, and a setup that fills device memory and returns the
+// packed parameters.
+struct Launch {
+  std::string kernel;
+  ptx::Dim3 grid{1};
+  ptx::Dim3 block{1};
+  std::function<std::vector<uint8_t>(ptx::DeviceMemory&, const ptx::Kernel&)> setup;
+};
+
+struct Outcome {
+  uint64_t cycles = 0;
+  uint64_t warp_instructions = 0;
+};
+
+// A fresh SystemC context per kernel (as the platform server makes one per platform), so every
+// measurement starts from cold caches and time zero: results do not depend on run order.
+class FreshContext {
+ public:
+  FreshContext() : context_(new sc_core::sc_simcontext()) {
+    sc_core::sc_curr_simcontext = context_;
+    sc_core::sc_default_global_context = context_;
+    sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  }
+  ~FreshContext() {
+    delete context_;
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+  }
+  FreshContext(const FreshContext&) = delete;
+  FreshContext& operator=(const FreshContext&) = delete;
+
+ private:
+  sc_core::sc_simcontext* context_;
+};
+
+Outcome run_kernel(const PlatformParams& params, const std::string& ptx_text, const Launch& launch) {
+  FreshContext context;
+  stats::Registry stats;
+  Outcome outcome;
+  std::string error;
+  {
+    ptx::DeviceMemory memory;
+    ptx::LoadedModule module(ptx::Module::parse(ptx_text, "ubench.ptx"), memory);
+    const ptx::Kernel& kernel = module.kernel(launch.kernel);
+    std::vector<uint8_t> packed = launch.setup(memory, kernel);
+    gpu::GpuTiming timing("timing", params, ClockDomains::from(params), stats);
+    ptx::ExecutorOptions options;
+    options.sm_count = params.sm.count;
+    ptx::KernelRun run(memory, options, module, kernel, {launch.grid, launch.block, 0}, std::move(packed));
+    sc_core::sc_spawn([&] {
+      outcome.cycles = timing.run(run, 1).cycles;
+    });
+    sc_core::sc_start();  // to starvation: every model idles without events once the kernel ended
+    const ptx::LaunchResult result = run.finish();
+    if (!result.ok()) error = launch.kernel + ": " + result.message;
+    outcome.warp_instructions = result.warp_instructions;
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+  return outcome;
+}
+
+// A ring of `count` 8-byte pointers `stride` bytes apart; returns its first element.
+uint64_t pointer_ring(ptx::DeviceMemory& memory, uint64_t count, uint64_t stride) {
+  const uint64_t base = memory.allocate(count * stride, 4096);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t next = base + ((i + 1) % count) * stride;
+    memory.copy_to_device(base + i * stride, &next, sizeof next);
+  }
+  return base;
+}
+
+// Cycles per link of a chain: the kernel run with `short_steps` and `long_steps` links.
+double per_link(const PlatformParams& p, const std::string& ptx, const std::function<Launch(uint32_t)>& make,
+                uint32_t short_steps, uint32_t long_steps) {
+  const Outcome a = run_kernel(p, ptx, make(short_steps));
+  const Outcome b = run_kernel(p, ptx, make(long_steps));
+  return (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / (long_steps - short_steps);
+}
+
+Launch global_chase(const std::string& kernel, uint64_t ring, uint64_t stride, uint32_t warm, uint32_t steps) {
+  Launch l;
+  l.kernel = kernel;
+  l.setup = [=](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    const uint64_t start = pointer_ring(m, ring, stride);
+    const uint64_t out = m.allocate(8);
+    return ptx::pack_params(k, start, warm, steps, out);
+  };
+  return l;
+}
+
+Launch shared_chase(uint32_t lane_stride, uint32_t threads, uint32_t steps) {
+  Launch l;
+  l.kernel = "chase_shared";
+  l.block = ptx::Dim3{threads};
+  l.setup = [=](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    // Next link 32 words on: the same bank, so a lane's bank pattern holds along the chain.
+    const uint64_t out = m.allocate(4 * 32);
+    return ptx::pack_params(k, uint32_t{32}, lane_stride, steps, out);
+  };
+  return l;
+}
+
+Launch chain(const std::string& kernel, uint32_t steps) {
+  Launch l;
+  l.kernel = kernel;
+  l.setup = [=](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    const uint64_t out = m.allocate(8 * 32);
+    return ptx::pack_params(k, steps, out);
+  };
+  return l;
+}
+
+struct Row {
+  std::string name;
+  double model = 0;
+  std::string unit;
+  double reference = 0;  // 0: no numeric reference
+  std::string source;
+};
+
+std::string format_value(double v) {
+  char text[32];
+  if (std::fabs(v) >= 10 || v == std::floor(v)) {
+    std::snprintf(text, sizeof text, "%.0f", v);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f", v);
+  }
+  return text;
+}
+
+}  // namespace
+
+ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& loader)
+    : command_(app.add_subcommand("validate", "run the microbenchmarks on the timing model; model vs. published V100 figures")),
+      loader_(loader) {
+  command_->add_option("--config,-c", config_, "preset name or config file (default: v100)");
+  command_->add_option("--set,-s", overrides_, "override one knob: --set gpu.sm.count=80 (repeatable)")
+      ->type_name("KEY=VALUE");
+#ifdef GPUVP_UBENCH_PTX
+  ptx_path_ = GPUVP_UBENCH_PTX;
+#endif
+  command_->add_option("--ptx", ptx_path_, "PTX of sw/workloads/ubench (default: the one built with gpuvp)");
+  command_->add_flag("--quick", quick_, "shorter chains and a smaller bandwidth kernel (tests); same rows");
+  command_->footer("Example: gpuvp validate --config v100");
+}
+
+int ValidateCommand::execute() const {
+  const config::Config config = loader_.load(config_.empty() ? "v100" : config_, overrides_);
+  const PlatformParams p = PlatformParams::load(config);
+  std::ifstream in(ptx_path_);
+  if (ptx_path_.empty() || !in) {
+    std::cerr << "gpuvp validate: cannot read the microbenchmark PTX '" << ptx_path_ << "' (pass --ptx)\n";
+    return 1;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string ptx = text.str();
+  const auto wall_start = std::chrono::steady_clock::now();
+
+  // Chain lengths: the difference of two runs is divided by the difference of lengths.
+  const uint32_t s0 = quick_ ? 64 : 256, s1 = quick_ ? 320 : 1280;
+  std::vector<Row> rows;
+  try {
+    // L1 hit: a ring of 64 lines (8 KiB, inside the 32 KiB L1), one warm-up lap first.
+    rows.push_back({"L1 hit latency", per_link(p, ptx, [](uint32_t n) { return global_chase("chase_global_ca", 64, 128, 64, n); }, s0, s1),
+                    "cycles", 28, "Jia et al. 2018 (another method: 36)"});
+    // Shared memory: one thread, word stride 32 (same bank), no conflict.
+    rows.push_back({"shared-memory latency", per_link(p, ptx, [](uint32_t n) { return shared_chase(0, 1, n); }, s0, s1),
+                    "cycles", 19, "Jia et al. 2018"});
+    // L2 hit: a 1 MiB ring of lines (larger than L1, inside the 6 MiB L2), one warm-up lap.
+    const uint64_t l2_ring = quick_ ? 2048 : 8192;
+    rows.push_back({"L2 hit latency",
+                    per_link(p, ptx, [&](uint32_t n) { return global_chase("chase_global_cg", l2_ring, 128, static_cast<uint32_t>(l2_ring), n); }, s0, s1),
+                    "cycles", 193, "Jia et al. 2018 (another method: 221)"});
+    // DRAM: every link a new line 4160 B on (no reuse, rows and channels vary), no warm-up.
+    rows.push_back({"DRAM latency", per_link(p, ptx, [](uint32_t n) { return global_chase("chase_global_cg", 16384, 4160, 0, n); }, s0, s1),
+                    "cycles", 460, "public measurement, different method (Jia: n/a)"});
+    // DRAM bandwidth: copy of n float4 (read + write), 256-thread CTAs over the whole GPU.
+    {
+      const uint32_t n = quick_ ? (1u << 16) : (1u << 20);
+      Launch l;
+      l.kernel = "stream_copy";
+      l.grid = ptx::Dim3{n / 256};
+      l.block = ptx::Dim3{256};
+      l.setup = [n](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+        const uint64_t a = m.allocate(16ull * n), c = m.allocate(16ull * n);
+        return ptx::pack_params(k, a, c, n);
+      };
+      const Outcome o = run_kernel(p, ptx, l);
+      const double seconds = static_cast<double>(o.cycles) / p.sm.clock_hz;
+      rows.push_back({"DRAM bandwidth (copy " + std::to_string(32ull * n >> 20) + " MiB)",
+                      32.0 * n / seconds / 1e9, "GB/s", 750, "~750 of 900 GB/s peak (public STREAM-type figure)"});
+    }
+    rows.push_back({"FP32 dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_fp32", n); }, s0, s1),
+                    "cycles", 4, "Jia et al. 2018 (FFMA)"});
+    rows.push_back({"FP64 dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_fp64", n); }, s0, s1),
+                    "cycles", 8, "Jia et al. 2018 (DFMA)"});
+    rows.push_back({"SFU dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_sfu", n); }, s0, s1),
+                    "cycles", 0, "no published cycle figure used (preset: 14)"});
+    // Bank conflicts: a warp whose lanes sit k words apart hits 32/k banks, k words each.
+    const double conflict_free = per_link(p, ptx, [](uint32_t n) { return shared_chase(1, 32, n); }, s0, s1);
+    for (uint32_t k : {2u, 4u, 32u}) {
+      const double lat = per_link(p, ptx, [k](uint32_t n) { return shared_chase(k, 32, n); }, s0, s1);
+      rows.push_back({"shared " + std::to_string(k) + "-way bank-conflict slowdown", lat / conflict_free, "x",
+                      0, "hardware replays k-way conflicts (no published cycle figure used)"});
+    }
+    // vectorAdd as in seed 000 Table 3.
+    {
+      const uint32_t n = 163840;
+      Launch l;
+      l.kernel = "vector_add";
+      l.grid = ptx::Dim3{n / 256};
+      l.block = ptx::Dim3{256};
+      l.setup = [n](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+        const uint64_t a = m.allocate(4ull * n), b = m.allocate(4ull * n), c = m.allocate(4ull * n);
+        return ptx::pack_params(k, a, b, c, n);
+      };
+      rows.push_back({"vectorAdd 163840 elements", static_cast<double>(run_kernel(p, ptx, l).cycles), "cycles", 5271,
+                      "seed 000 Table 3 (real V100)"});
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpuvp validate: " << e.what() << "\n";
+    return 1;
+  }
+
+  std::cout << "gpuvp validate: timing model vs. published " << p.device.name << " figures (" << config.source()
+            << ")\n";
+  std::printf("%-40s %10s %10s %8s  %s\n", "figure", "model", "reference", "off", "reference source");
+  for (const Row& r : rows) {
+    std::string off = "-";
+    if (r.reference > 0) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%+.0f%%", 100.0 * (r.model - r.reference) / r.reference);
+      off = t;
+    }
+    const std::string model = format_value(r.model) + " " + r.unit;
+    const std::string reference = r.reference > 0 ? format_value(r.reference) + " " + r.unit : "-";
+    std::printf("%-40s %10s %10s %8s  %s\n", r.name.c_str(), model.c_str(), reference.c_str(), off.c_str(),
+                r.source.c_str());
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  std::printf("(latencies: cycles per link of a dependent chain, from two chain lengths; %.1f s wall)\n", wall);
+  return 0;
+}
+
+}  // namespace gpuvp::cli

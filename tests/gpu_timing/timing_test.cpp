@@ -1,0 +1,110 @@
+// `gpuvp validate` and `gpuvp run` on the timing model (sim.kernel_model=timing, the default).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/process.h"
+
+namespace gpuvp::test {
+namespace {
+
+using std::chrono::seconds;
+
+const std::string kGpuvp = GPUVP_BINARY;
+const std::string kWorkloads = GPUVP_WORKLOAD_BIN_DIR;
+
+std::string describe(const ProcessResult& r) {
+  std::ostringstream text;
+  text << "exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n--- stdout\n" << r.out
+       << "--- stderr\n" << r.err;
+  return text.str();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Validate, PrintsEveryRow) {
+  const ProcessResult r = run({kGpuvp, "validate", "--config", "v100", "--quick"}, seconds(600));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* row : {"L1 hit latency", "shared-memory latency", "L2 hit latency", "DRAM latency",
+                          "DRAM bandwidth", "FP32 dependent-issue latency", "FP64 dependent-issue latency",
+                          "SFU dependent-issue latency", "shared 2-way bank-conflict slowdown",
+                          "shared 32-way bank-conflict slowdown", "vectorAdd 163840 elements"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << describe(r);
+  }
+}
+
+ProcessResult run_vector_add(const std::string& stats, const std::vector<std::string>& sets = {}) {
+  std::vector<std::string> argv = {kGpuvp, "run", "--stats", stats};
+  for (const std::string& s : sets) {
+    argv.push_back("--set");
+    argv.push_back(s);
+  }
+  argv.push_back("--");
+  argv.push_back(kWorkloads + "/workload_vector_add");
+  return run(argv, seconds(300));
+}
+
+TEST(TimingRun, PerKernelStatisticsAndSummary) {
+  const std::string stats = ::testing::TempDir() + "/timing_stats.json";
+  const ProcessResult r = run_vector_add(stats);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("timing model"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("functional model"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  ASSERT_FALSE(j["kernels"].empty());
+  const nlohmann::json& gpu = j["kernels"][0]["groups"]["gpu"];
+  EXPECT_GT(gpu["counters"]["cycles"].get<uint64_t>(), 0u);
+  EXPECT_GT(gpu["counters"]["warp_instructions"].get<uint64_t>(), 0u);
+  EXPECT_GT(gpu["counters"]["thread_instructions"].get<uint64_t>(), 0u);
+  for (const char* ratio : {"ipc", "l1_hit_rate", "l2_hit_rate", "dram_bandwidth", "row_buffer_hit_rate"}) {
+    EXPECT_TRUE(gpu["ratios"].contains(ratio)) << ratio;
+  }
+  EXPECT_GT(gpu["ratios"]["ipc"].get<double>(), 0.0);
+  EXPECT_GT(gpu["ratios"]["dram_bandwidth"].get<double>(), 0.0);
+  EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"].get<uint64_t>(), 0u);
+}
+
+// The bridge's counters (polls, doorbells, host waits, HostWaiting commands) count how the host
+// process and the platform's I/O thread met in wall-clock time, which no simulator controls; they
+// are removed before comparing. Everything else, simulated times and every timing-model
+// statistic included, must be byte-identical.
+std::string without_host_side(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["run"]["groups"].erase("bridge");
+  for (auto& kernel : j["kernels"]) kernel["groups"].erase("bridge");
+  return j.dump(2);
+}
+
+TEST(TimingRun, IdenticalRunsGiveIdenticalStats) {
+  const std::string a = ::testing::TempDir() + "/timing_a.json", b = ::testing::TempDir() + "/timing_b.json";
+  const ProcessResult ra = run_vector_add(a);
+  const ProcessResult rb = run_vector_add(b);
+  ASSERT_EQ(ra.exit_code, 0) << describe(ra);
+  ASSERT_EQ(rb.exit_code, 0) << describe(rb);
+  const std::string ja = slurp(a), jb = slurp(b);
+  ASSERT_FALSE(ja.empty());
+  const nlohmann::json parsed = nlohmann::json::parse(ja);
+  ASSERT_TRUE(parsed["run"]["groups"].contains("gpu"));  // the timing model ran
+  EXPECT_TRUE(without_host_side(ja) == without_host_side(jb)) << "stats JSON differs between identical runs";
+}
+
+TEST(TimingRun, FunctionalModelStillSelectable) {
+  const std::string stats = ::testing::TempDir() + "/functional_stats.json";
+  const ProcessResult r = run_vector_add(stats, {"sim.kernel_model=functional"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("functional model"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  EXPECT_FALSE(j["run"]["groups"].contains("gpu"));  // no timing top level was built
+}
+
+}  // namespace
+}  // namespace gpuvp::test
