@@ -222,7 +222,7 @@ struct Sm::Impl {
   // Bit i set: mshrs[i].used. Lets the per-line searches (lowest free, lowest mergeable, the
   // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
   std::vector<uint64_t> mshr_busy;
-  // Counting filter over the lines of busy MSHRs (by line index mod kLineFilter): a missed
+  // Counting filter over the lines of busy MSHRs (hashed line index): a missed
   // line whose bucket is 0 cannot merge, so the merge search is skipped (streaming misses).
   static constexpr uint32_t kLineFilter = 256;
   uint16_t line_filter[kLineFilter] = {};
@@ -268,7 +268,10 @@ struct Sm::Impl {
 
   static constexpr uint8_t kExitedBit = 1, kMemoryWaitBit = 2;
 
-  static uint32_t filter_bucket(uint64_t line) { return static_cast<uint32_t>(line / kLineBytes) % kLineFilter; }
+  // Multiplicative hash: arrays a power-of-two apart (vectorAdd's a[i], b[i]) must not share buckets.
+  static uint32_t filter_bucket(uint64_t line) {
+    return static_cast<uint32_t>(((line / kLineBytes) * 0x9E3779B97F4A7C15ull) >> 56) % kLineFilter;
+  }
   // Marks MSHR i busy for `line` (with its line set) or free again.
   void set_mshr_used(uint32_t i, bool used, uint64_t line = 0) {
     Mshr& e = mshrs[i];
@@ -388,7 +391,7 @@ struct Sm::Impl {
     --w.outstanding;
     set_memory_wait(rec.warp_slot, false);
     rec.used = false;
-    retire_pending = true;
+    if (w.exited) retire_pending = true;  // a CTA is done only once all its warps exited
   }
 
   void issue(uint32_t k, uint32_t slot, uint64_t c) {
