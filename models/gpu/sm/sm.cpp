@@ -685,8 +685,17 @@ struct Sm::Impl {
   void retire_done() {
     if (!retire_pending) {
       // Nothing of this SM moved: a CTA can only have become done through a fault elsewhere.
+      // Usually every CTA runs the same kernel: ask each run once in a row.
       bool faulted = false;
-      for (const CtaRecord& cta : ctas) faulted = faulted || (cta.used && !cta.run->ok());
+      const ptx::KernelRun* asked = nullptr;
+      for (const CtaRecord& cta : ctas) {
+        if (!cta.used || cta.run == asked) continue;
+        asked = cta.run;
+        if (!cta.run->ok()) {
+          faulted = true;
+          break;
+        }
+      }
       if (!faulted) return;
     }
     retire_pending = false;
