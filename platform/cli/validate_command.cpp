@@ -246,8 +246,10 @@ int ValidateCommand::execute() const {
     return 1;
   }
 
-  std::cout << "gpuvp validate: timing model vs. published " << p.device.name << " figures (" << config.source()
-            << ")\n";
+  // The references are V100 measurements whatever the configuration: other presets are compared
+  // against them only for orientation.
+  std::cout << "gpuvp validate: timing model of " << p.device.name << " (" << config.source()
+            << ") vs. published V100 figures\n";
   std::printf("%-40s %10s %10s %8s  %s\n", "figure", "model", "reference", "off", "reference source");
   for (const Row& r : rows) {
     std::string off = "-";

@@ -1,5 +1,7 @@
 #include "models/gpu/gpu_timing/gpu_timing.h"
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -144,7 +146,26 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
     done = true;
     m.finished.notify(sc_core::SC_ZERO_TIME);
   });
-  while (!done) sc_core::wait(m.finished);
+  // Progress on long kernels: every kProgressCycles of simulated time the waiter looks at the
+  // wall clock and, past kProgressWall since the last line, prints simulated cycles and kernels
+  // done to stderr. The wake-ups change no model state, so statistics stay identical.
+  constexpr uint64_t kProgressCycles = 1u << 20;
+  constexpr auto kProgressWall = std::chrono::seconds(10);
+  const sc_core::sc_time progress_step = m.clocks.core.period() * static_cast<double>(kProgressCycles);
+  auto last_line = std::chrono::steady_clock::now();
+  while (!done) {
+    sc_core::wait(progress_step, m.finished);
+    if (done) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_line >= kProgressWall) {
+      last_line = now;
+      std::fprintf(stderr, "gpuvp: kernel %llu: %llu cycles simulated so far; %llu kernels done\n",
+                   static_cast<unsigned long long>(kernel_id),
+                   static_cast<unsigned long long>(m.clocks.core.cycle_at(sc_core::sc_time_stamp()) -
+                                                   m.clocks.core.cycle_at(start)),
+                   static_cast<unsigned long long>(m.kernels.value()));
+    }
+  }
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   KernelTiming t;
   t.ps = end.value() - start.value();
