@@ -42,15 +42,20 @@ TEST(Validate, PrintsEveryRow) {
   }
 }
 
-ProcessResult run_vector_add(const std::string& stats, const std::vector<std::string>& sets = {}) {
+ProcessResult run_workload(const std::string& workload, const std::string& stats,
+                           const std::vector<std::string>& sets = {}) {
   std::vector<std::string> argv = {kGpuvp, "run", "--stats", stats};
   for (const std::string& s : sets) {
     argv.push_back("--set");
     argv.push_back(s);
   }
   argv.push_back("--");
-  argv.push_back(kWorkloads + "/workload_vector_add");
+  argv.push_back(kWorkloads + "/workload_" + workload);
   return run(argv, seconds(300));
+}
+
+ProcessResult run_vector_add(const std::string& stats, const std::vector<std::string>& sets = {}) {
+  return run_workload("vector_add", stats, sets);
 }
 
 TEST(TimingRun, PerKernelStatisticsAndSummary) {
@@ -84,18 +89,24 @@ std::string without_host_side(const std::string& text) {
   return j.dump(2);
 }
 
-TEST(TimingRun, IdenticalRunsGiveIdenticalStats) {
-  const std::string a = ::testing::TempDir() + "/timing_a.json", b = ::testing::TempDir() + "/timing_b.json";
-  const ProcessResult ra = run_vector_add(a);
-  const ProcessResult rb = run_vector_add(b);
+void expect_identical_runs(const std::string& workload) {
+  const std::string a = ::testing::TempDir() + "/timing_" + workload + "_a.json";
+  const std::string b = ::testing::TempDir() + "/timing_" + workload + "_b.json";
+  const ProcessResult ra = run_workload(workload, a);
+  const ProcessResult rb = run_workload(workload, b);
   ASSERT_EQ(ra.exit_code, 0) << describe(ra);
   ASSERT_EQ(rb.exit_code, 0) << describe(rb);
   const std::string ja = slurp(a), jb = slurp(b);
   ASSERT_FALSE(ja.empty());
   const nlohmann::json parsed = nlohmann::json::parse(ja);
   ASSERT_TRUE(parsed["run"]["groups"].contains("gpu"));  // the timing model ran
-  EXPECT_TRUE(without_host_side(ja) == without_host_side(jb)) << "stats JSON differs between identical runs";
+  EXPECT_TRUE(without_host_side(ja) == without_host_side(jb)) << workload << ": stats JSON differs between identical runs";
 }
+
+TEST(TimingRun, IdenticalRunsGiveIdenticalStats) { expect_identical_runs("vector_add"); }
+
+// BFS: data-dependent control flow and atomics racing for frontier slots, 30 kernels.
+TEST(TimingRun, IdenticalIrregularRunsGiveIdenticalStats) { expect_identical_runs("bfs"); }
 
 TEST(TimingRun, FunctionalModelStillSelectable) {
   const std::string stats = ::testing::TempDir() + "/functional_stats.json";
