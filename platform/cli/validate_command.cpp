@@ -71,11 +71,15 @@ Outcome run_kernel(const PlatformParams& params, const std::string& ptx_text, co
     options.sm_count = params.sm.count;
     ptx::KernelRun run(memory, options, module, kernel, {launch.grid, launch.block, 0}, std::move(packed));
     sc_core::sc_spawn([&] {
-      outcome.cycles = timing.run(run, 1).cycles;
+      try {
+        outcome.cycles = timing.run(run, 1).cycles;
+      } catch (const std::exception& e) {  // e.g. a CTA that does not fit on an SM
+        error = launch.kernel + ": " + e.what();
+      }
     });
     sc_core::sc_start();  // to starvation: every model idles without events once the kernel ended
     const ptx::LaunchResult result = run.finish();
-    if (!result.ok()) error = launch.kernel + ": " + result.message;
+    if (error.empty() && !result.ok()) error = launch.kernel + ": " + result.message;
     outcome.warp_instructions = result.warp_instructions;
   }
   if (!error.empty()) throw std::runtime_error(error);
