@@ -15,6 +15,7 @@
 #include "platform/bridge/serve.h"
 #include "platform/cli/run_command.h"
 #include "platform/cli/validate_command.h"
+#include "platform/cli/config_options.h"
 #include "platform/config/config.h"
 #include "platform/config/value_parser.h"
 #include "platform/config_report.h"
@@ -24,31 +25,8 @@
 
 namespace {
 
-constexpr const char* kDefaultPreset = "v100";
-
-// Options shared by every command that needs a configuration.
-struct ConfigOptions {
-  std::string config;  // preset name or file
-  std::vector<std::string> overrides;
-
-  void add_to(CLI::App& command, bool positional) {
-    if (positional) {
-      command.add_option("preset", config, "preset name (configs/<name>.yaml) or config file")
-          ->default_str(kDefaultPreset);
-    }
-    command.add_option("--config,-c", config, "preset name or config file (default: v100)");
-    command.add_option("--set,-s", overrides, "override one knob: --set gpu.sm.count=80 (repeatable)")
-        ->type_name("KEY=VALUE");
-  }
-
-  gpuvp::config::Config load(const gpuvp::config::ConfigLoader& loader) const {
-    const std::string name = config.empty() ? kDefaultPreset : config;
-    auto resolved = loader.load(name, overrides);
-    spdlog::info("configuration {} from {} with {} override(s)", name, loader.resolve(name).string(),
-                 overrides.size());
-    return resolved;
-  }
-};
+using gpuvp::cli::ConfigOptions;
+using gpuvp::cli::kDefaultPreset;
 
 void print_info(const gpuvp::config::Config& config, const gpuvp::PlatformParams& params, bool json) {
   const auto figures = gpuvp::derive_figures(params);

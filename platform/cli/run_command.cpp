@@ -111,16 +111,14 @@ std::string cudart_directory() {
 RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
     : command_(app.add_subcommand("run", "run a CUDA program (built with nvcc -cudart shared) on the platform")),
       loader_(loader) {
-  command_->add_option("--config,-c", config_, "preset name or config file (default: v100)");
-  command_->add_option("--set,-s", overrides_, "override one knob: --set gpu.sm.count=80 (repeatable)")
-      ->type_name("KEY=VALUE");
+  config_options_.add_to(*command_, false);
   command_->add_option("--stats", stats_path_, "write the statistics JSON to this file when the program ends");
   command_->add_option("program", program_, "-- ./app args...")->required();
   command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024");
 }
 
 int RunCommand::execute() const {
-  const config::Config config = loader_.load(config_.empty() ? "v100" : config_, overrides_);
+  const config::Config config = config_options_.load(loader_);
   const PlatformParams params = PlatformParams::load(config);
   const std::string program = resolve_program(program_.front());
   if (::access(program.c_str(), X_OK) != 0) {

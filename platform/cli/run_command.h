@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/cli/config_options.h"
 #include "platform/config/config.h"
 
 namespace gpuvp::cli {
@@ -25,8 +26,7 @@ class RunCommand {
  private:
   CLI::App* command_;
   const config::ConfigLoader& loader_;
-  std::string config_;
-  std::vector<std::string> overrides_;
+  ConfigOptions config_options_;
   std::string stats_path_;
   std::vector<std::string> program_;
 };

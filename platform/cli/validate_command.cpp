@@ -160,9 +160,7 @@ std::string format_value(double v) {
 ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& loader)
     : command_(app.add_subcommand("validate", "run the microbenchmarks on the timing model; model vs. published V100 figures")),
       loader_(loader) {
-  command_->add_option("--config,-c", config_, "preset name or config file (default: v100)");
-  command_->add_option("--set,-s", overrides_, "override one knob: --set gpu.sm.count=80 (repeatable)")
-      ->type_name("KEY=VALUE");
+  config_options_.add_to(*command_, false);
 #ifdef GPUVP_UBENCH_PTX
   ptx_path_ = GPUVP_UBENCH_PTX;
 #endif
@@ -172,7 +170,7 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
 }
 
 int ValidateCommand::execute() const {
-  const config::Config config = loader_.load(config_.empty() ? "v100" : config_, overrides_);
+  const config::Config config = config_options_.load(loader_);
   const PlatformParams p = PlatformParams::load(config);
   std::ifstream in(ptx_path_);
   if (ptx_path_.empty() || !in) {
