@@ -133,6 +133,10 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"nesting_too_deep", ".visible .entry k()\n" + std::string(100, '{') + std::string(100, '}'), 5, 66, "nested too deeply"},
         MalformedCase{"register_redeclared", ".visible .entry k()\n{\n.reg .b32 %r1;\n.reg .b32 %r1;\n}\n", 7, 11, "redeclaration of register '%r1'"},
         MalformedCase{"predicate_as_value", kernel("  add.s32 %r1, %p1, 1;"), 8, 16, "predicate used where a value is expected"},
+        // Found by the fuzzer: these decoders indexed operands before counting them.
+        MalformedCase{"setp_without_operands", kernel("  setp.eq.s32;"), 8, 3, "expects 3 to 5 operands, got 0"},
+        MalformedCase{"shfl_without_operands", kernel("  shfl.sync.idx.b32;"), 8, 3, "expects 5 to 6 operands, got 0"},
+        MalformedCase{"match_without_operands", kernel("  match.any.sync.b32;"), 8, 3, "expects 3 to 4 operands, got 0"},
         MalformedCase{"setp_without_compare", kernel("  setp.s32 %p1, %r1, %r2;"), 8, 3, "setp needs a comparison"},
         MalformedCase{"vector_width_mismatch", kernel("  ld.global.v4.u32 {%r1, %r2}, [p];"), 8, 20, "expected a vector of 4 elements"},
         MalformedCase{"unknown_target", "!.version 9.0\n.target pdp11\n", 2, 9, "unknown target"}),

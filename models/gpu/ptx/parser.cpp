@@ -1572,6 +1572,7 @@ class Parser {
         need_type({});
         if (inst.compare == Compare::kNone) fail(token, "setp needs a comparison");
         // setp.cmp p[|q], a, b[, {!}c]
+        expect_count(token, raw, 3, 5);
         size_t i = 0;
         set(0, dest(raw[i++], true, token));
         Operand second;
@@ -1743,6 +1744,7 @@ class Parser {
       case Opcode::kShfl: {
         // shfl.sync.mode.b32 d[|p], a, b, c, membermask
         need_type({Type::kB32});
+        expect_count(token, raw, 5, 6);
         size_t i = 0;
         set(0, dest(raw[i++], false, token));
         Operand second;
@@ -1764,6 +1766,7 @@ class Parser {
       case Opcode::kMatch: {
         need_type({Type::kB32, Type::kB64});
         // match.any d, a, mask   match.all d[|p], a, mask
+        expect_count(token, raw, 3, 4);
         size_t i = 0;
         set(0, dest(raw[i++], false, token));
         Operand second;
