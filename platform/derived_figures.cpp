@@ -48,8 +48,8 @@ std::vector<DerivedFigure> derive_figures(const PlatformParams& p) {
                          number(p.hbm.clock_hz / 1e6) + " MHz) / 8"});
   figures.push_back({"crossbar_bandwidth", "Crossbar bandwidth", p.crossbar.total_bandwidth, "B/s",
                      "configured aggregate; " +
-                         config::format_quantity(p.crossbar.link_bandwidth, config::Dimension::Bandwidth) +
-                         " per port"});
+                         config::format_quantity(p.crossbar.port_bandwidth(), config::Dimension::Bandwidth) +
+                         " per port (" + number(p.crossbar.links_per_port) + " links)"});
   figures.push_back({"pcie_peak_bandwidth", "PCIe bandwidth (peak)", p.pcie.bandwidth, "B/s",
                      "per direction, latency " + config::format_quantity(p.pcie.latency_ps, config::Dimension::Time)});
   const std::string curve = p.pcie.transfer_model == uvm::PcieTransferModel::Peak

@@ -52,6 +52,16 @@ TEST(Crossbar, ReadLatencyIsSerializationPlusLatencyOnBothNetworks) {
   EXPECT_EQ(b.stats.find_group("gpu.crossbar")->find_counter("reply_flits")->value(), 4u);
 }
 
+TEST(Crossbar, PortBandwidthIsLinksTimesLinkBandwidth) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const auto p = memory::testing::load_params({"memory.l2.slices=2", "gpu.crossbar.links_per_port=4"});
+  const AddressMap map{p.l2, p.hbm};
+  const Crossbar xbar{"xbar4", p.crossbar, map, 2, stats, "gpu.crossbar"};
+  EXPECT_EQ(xbar.flit_ps(), 267u);  // 40 B / (4 x 37.5 GB/s)
+  EXPECT_DOUBLE_EQ(p.crossbar.port_bandwidth(), 150e9);
+}
+
 TEST(Crossbar, RequestsGoToTheSliceTheMapNamesAndRepliesFindTheirPort) {
   Bench b;
   b.sim.run([&] {

@@ -113,6 +113,20 @@ void check_activate_spacing(bool same_group) {
         << "request " << i;
 }
 
+TEST(HbmController, ControllerLatencyDelaysEveryResponseButNotTheBanks) {
+  Bench b({"memory.hbm.controller_latency=140ns"});
+  const HbmTiming t = b.hbm->timing();
+  const sc_time extra(140, sc_core::SC_NS);
+  b.sim.run([&] {
+    sc_time now = sc_core::sc_time_stamp();
+    EXPECT_EQ(b.read(b.address(3, 1, 2, 100)), b.expected(now, t.rcd + t.cl + t.burst) + extra);
+    sc_core::wait(sc_time(200, sc_core::SC_NS));
+    now = sc_core::sc_time_stamp();
+    EXPECT_EQ(b.read(b.address(3, 1, 2, 100, 8)), b.expected(now, t.cl + t.burst) + extra);  // row still open
+  });
+  EXPECT_EQ(b.channel_counter(3, "row_hits"), 1u);
+}
+
 TEST(HbmController, ActivatesAreSpacedByRrdSAndTheFawWindow) { check_activate_spacing(false); }
 TEST(HbmController, ActivatesInOneBankGroupAreSpacedByRrdL) { check_activate_spacing(true); }
 

@@ -75,7 +75,7 @@ TEST(L2Slice, MissGoesToDramOnceAndTheNextAccessHitsWithTheExactHitLatency) {
     const sc_time sent = t0 + b.cycles_from(t0, l2.miss_latency);
     EXPECT_EQ(b.dram->transactions()[0].time, sent);
     const sc_time fill = sent + sc_time(kDramNs, sc_core::SC_NS);
-    EXPECT_EQ(b.cpu[0]->last_latency(), fill + b.cycles_from(fill, 0) - t0);
+    EXPECT_EQ(b.cpu[0]->last_latency(), fill + b.cycles_from(fill, l2.fill_latency) - t0);
 
     sc_core::wait(sc_time(3, sc_core::SC_NS));
     const sc_time t1 = sc_core::sc_time_stamp();
@@ -86,6 +86,28 @@ TEST(L2Slice, MissGoesToDramOnceAndTheNextAccessHitsWithTheExactHitLatency) {
   EXPECT_EQ(b.counter("sector_misses"), 4u);
   EXPECT_EQ(b.counter("sector_hits"), 1u);
   EXPECT_EQ(b.counter("dram_reads"), 1u);
+}
+
+TEST(L2Slice, AFullLineHoldsThePipelineForItsDataCycles) {
+  // 64 B a cycle: a 4-sector (128 B) hit occupies the pipeline 2 cycles, a 1-sector hit 1.
+  for (const uint32_t bytes : {32u, 128u}) {
+    Bench b({"memory.l2.data_width=64B"});
+    sc_time first, second;
+    b.sim.run([&] {
+      b.cpu[0]->read(b.line(3), 128);  // warm both lines
+      b.cpu[0]->read(b.line(4), 128);
+      b.concurrent({[&] {
+                      b.cpu[0]->read(b.line(3), bytes);
+                      first = sc_core::sc_time_stamp();
+                    },
+                    [&] {
+                      b.cpu[0]->read(b.line(4), bytes);
+                      second = sc_core::sc_time_stamp();
+                    }});
+    });
+    const sc_time period = b.l2->clock().period();
+    EXPECT_EQ(second - first, bytes == 128 ? 2 * period : period) << bytes << " B";
+  }
 }
 
 TEST(L2Slice, TwoMissesToOneLineMergeIntoOneDramRead) {

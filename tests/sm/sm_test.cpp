@@ -52,11 +52,11 @@ TEST(SmTiming, DependentChainsIssueAtConfiguredLatency) {
 }
 
 // Pointer chase: each load's address is the previous load's value; the first one misses.
-std::string chase_kernel(int n) {
+std::string chase_kernel(int n, const std::string& load = "ld.global.u64") {
   std::ostringstream s;
   s << ptx_header() << ".visible .entry chase(.param .u64 p) {\n  .reg .b64 %rd<2>;\n"
     << "  ld.param.u64 %rd1, [p];\n";
-  for (int i = 0; i < n; ++i) s << "  ld.global.u64 %rd1, [%rd1];\n";
+  for (int i = 0; i < n; ++i) s << "  " << load << " %rd1, [%rd1];\n";
   s << "  st.global.u64 [%rd1], %rd1;\n  ret;\n}\n";
   return s.str();
 }
@@ -75,6 +75,21 @@ uint64_t run_chase(int n, bool skip, std::string* json = nullptr) {
 TEST(SmTiming, L1HitLatencyIsExact) {
   const SmParams p = testing::load_sm_params();
   EXPECT_EQ(run_chase(12, true) - run_chase(4, true), 8u * p.l1_hit_latency);
+}
+
+TEST(SmTiming, CacheGlobalLoadsBypassL1) {
+  // ld.cg / ld.cv / ld.volatile neither hit nor allocate in L1: every link of the chase goes
+  // out, where plain ld.global hits after the first miss.
+  for (const char* load : {"ld.global.cg.u64", "ld.global.cv.u64", "ld.volatile.global.u64", "ld.global.ca.u64"}) {
+    SmBench b;
+    b.load(chase_kernel(6, load));
+    const uint64_t cell = b.memory.allocate(64);
+    b.memory.copy_to_device(cell, &cell, sizeof cell);
+    b.run("chase", {ptx::Dim3{1}, ptx::Dim3{32}, 0}, ptx::pack_params(b.module->kernel("chase"), cell));
+    const bool bypass = std::string(load).find(".ca.") == std::string::npos;
+    EXPECT_EQ(b.counter("line_requests"), bypass ? 7u : 2u) << load;  // + the store
+    EXPECT_EQ(b.counter("l1_sector_hits"), bypass ? 0u : 5u) << load;
+  }
 }
 
 TEST(SmTiming, IdleSkippingChangesNoStatistic) {

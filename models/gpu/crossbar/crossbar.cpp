@@ -91,7 +91,7 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
       params_(params),
       map_(map),
       clock_("crossbar", static_cast<std::uint64_t>(params.clock_hz)),
-      flit_ps_(static_cast<uint64_t>(std::llround(params.flit_bytes / params.link_bandwidth * 1e12))),
+      flit_ps_(static_cast<uint64_t>(std::llround(params.flit_bytes / params.port_bandwidth() * 1e12))),
       latency_ps_(static_cast<uint64_t>(std::llround(params.latency_ps))) {
   if (cluster_ports == 0) throw std::invalid_argument("Crossbar: at least one cluster port");
   nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer);

@@ -11,8 +11,8 @@
 //
 // Packets. A packet is gpu.crossbar.header_size bytes of header plus its data (write data on
 // the request network, read data on the reply network), in whole flits of
-// gpu.crossbar.flit_size. An output link moves one flit per flit_size / link_bandwidth
-// (40 B / 37.5 GB/s = 1067 ps on the V100 preset) and the packet arrives
+// gpu.crossbar.flit_size. An output port moves one flit per flit_size / (link_bandwidth x
+// links_per_port) (40 B / (4 x 37.5 GB/s) = 267 ps on the V100 preset) and the packet arrives
 // gpu.crossbar.latency after its last flit left.
 //
 // Arbitration. Each output grants round-robin among the inputs that hold a packet for it.

@@ -11,7 +11,8 @@ struct CrossbarParams {
   double clock_hz = 0;
   uint32_t flit_bytes = 0;
   double latency_ps = 0;
-  double link_bandwidth = 0;   // bytes/s per port
+  double link_bandwidth = 0;   // bytes/s per link
+  uint32_t links_per_port = 0; // parallel links behind every port
   double total_bandwidth = 0;  // bytes/s, all ports together
   uint32_t header_bytes = 0;   // request/reply header, flits carry header + data
   uint32_t input_buffer = 0;   // packets each input port buffers
@@ -26,7 +27,10 @@ struct CrossbarParams {
     k.quantity(&CrossbarParams::latency_ps, "gpu.crossbar.latency", Dimension::Time, "750 ps", "0 ps", "1 us",
                "traversal latency of one hop, excluding serialization");
     k.quantity(&CrossbarParams::link_bandwidth, "gpu.crossbar.link_bandwidth", Dimension::Bandwidth,
-               "37.5 GB/s", "1 MB/s", "100 TB/s", "bandwidth of one crossbar port");
+               "37.5 GB/s", "1 MB/s", "100 TB/s", "bandwidth of one crossbar link");
+    k.integer(&CrossbarParams::links_per_port, "gpu.crossbar.links_per_port", 1, 1, 64,
+              "links behind every cluster and slice port, moving flits side by side (port bandwidth = "
+              "links x link_bandwidth)");
     k.quantity(&CrossbarParams::total_bandwidth, "gpu.crossbar.bandwidth", Dimension::Bandwidth, "4800 GB/s",
                "1 MB/s", "1000 TB/s",
                "aggregate bandwidth of the crossbar (informational: the per-link bandwidth governs the model)");
@@ -35,6 +39,8 @@ struct CrossbarParams {
     k.integer(&CrossbarParams::input_buffer, "gpu.crossbar.input_buffer", 8, 1, 1024,
               "packets one input port buffers (shared by its virtual output queues); full -> END_REQ withheld");
   }
+
+  double port_bandwidth() const { return link_bandwidth * links_per_port; }
 };
 
 }  // namespace gpuvp::gpu

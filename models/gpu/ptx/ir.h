@@ -147,6 +147,7 @@ struct Instruction {
   bool clamp = false;          // shf.clamp
   bool shift_left = false;     // shf.l
   bool relu = false;           // .relu on f16 min/max/cvt
+  bool l1_bypass = false;      // ld.cg / ld.cv / ld.volatile: not cached in L1 (timing only)
   bool has_guard = false;
   bool guard_negated = false;
   uint8_t operand_count = 0;

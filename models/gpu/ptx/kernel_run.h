@@ -65,6 +65,7 @@ struct InstructionInfo {
   std::array<uint32_t, kMaxSrc> src{};
   uint32_t ptx_line = 0;
   uint16_t opcode = 0;  // ir::Opcode, for tracing
+  bool l1_bypass = false;  // a load that is not cached in L1 (ld.cg, ld.cv, ld.volatile)
 };
 
 // One lane's memory access in a step, after generic-address resolution.

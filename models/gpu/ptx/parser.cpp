@@ -1182,6 +1182,8 @@ class Parser {
 
   bool apply_modifier(Instruction& inst, std::string_view m, std::vector<Type>& types) {
     const Opcode op = inst.opcode;
+    // Cache operators change no value; the timing model needs to know which loads skip L1.
+    if (op == Opcode::kLd && (m == "cg" || m == "cv" || m == "volatile")) inst.l1_bypass = true;
     if (auto type = type_from_name(m)) {
       types.push_back(*type);
       return true;

@@ -52,6 +52,7 @@ struct LsuOp {
   uint32_t line_count = 0;
   uint32_t next_line = 0;
   uint32_t record = kNone;  // load record (loads/atomics)
+  bool l1_bypass = false;   // a load that neither hits nor allocates in L1 (ld.cg/.cv/.volatile)
   uint64_t lines[kMaxLines];
   uint8_t masks[kMaxLines];
 };
@@ -70,6 +71,7 @@ struct Mshr {
   bool used = false;
   tlm::tlm_generic_payload* gp = nullptr;
   bool atomic = false;
+  bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
   uint64_t line = 0;
   uint8_t mask = 0;
   uint32_t waiter_count = 0;
@@ -435,6 +437,7 @@ struct Sm::Impl {
         op.op = info.access;
         op.next_line = 0;
         op.record = kNone;
+        op.l1_bypass = info.l1_bypass;
         op.line_count = coalesce(global, op.lines, op.masks);
         if (info.access == AccessOp::kLoad || info.access == AccessOp::kAtomic) {
           const uint32_t r = alloc_record();  // sized so that this cannot fail
@@ -539,7 +542,7 @@ struct Sm::Impl {
       const CtaRecord& cta = ctas[w.cta];
       if (outgoing.full()) return false;
       if (op.op == AccessOp::kLoad) {
-        L1Line* l = l1_find(line);
+        L1Line* l = op.l1_bypass ? nullptr : l1_find(line);
         const uint8_t hit = l != nullptr ? static_cast<uint8_t>(l->valid & mask) : 0;
         const uint8_t miss = static_cast<uint8_t>(mask & ~hit);
         LoadRecord& rec = records[op.record];
@@ -564,6 +567,7 @@ struct Sm::Impl {
             Mshr& e = mshrs[m];
             set_mshr_used(m, true, line);
             e.atomic = false;
+            e.fill_l1 = !op.l1_bypass;
             e.mask = miss;
             e.waiter_count = 0;
             push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
@@ -663,7 +667,7 @@ struct Sm::Impl {
       const uint32_t mi = responses.front().mshr;
       Mshr& e = mshrs[mi];
       responses.pop();
-      if (!e.atomic) l1_fill(e.line, e.mask);
+      if (!e.atomic && e.fill_l1) l1_fill(e.line, e.mask);
       for (uint32_t i = 0; i < e.waiter_count; ++i) {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }

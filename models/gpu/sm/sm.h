@@ -19,7 +19,8 @@
 // (no constant cache model yet); local memory: l1 hit latency, no traffic (not modelled yet).
 // Global accesses: the coalescer groups the active lanes' bytes by 128 B line into sector
 // masks; the LSU handles one line per cycle: L1 lookup per sector (sectored, set-associative,
-// LRU, allocate on fill, write-through no-allocate for stores), misses merge into or allocate
+// LRU, allocate on fill, write-through no-allocate for stores; ld.cg/.cv/.volatile loads skip the
+// lookup and do not allocate), misses merge into or allocate
 // MSHRs (none free: the LSU stalls), requests go out through the translation stage (a seam
 // for TLBs/GMMU; identity by default), one per cycle. A load's registers become ready when
 // its last sector arrives (or l1_hit_latency after its lookup when all sectors hit).

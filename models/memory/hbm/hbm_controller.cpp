@@ -1,5 +1,7 @@
 #include "models/memory/hbm/hbm_controller.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <limits>
 
@@ -66,6 +68,7 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
       t_(params.timing()),
       map_(map),
       clock_("hbm", static_cast<std::uint64_t>(params.clock_hz)),
+      controller_latency_ps_(static_cast<uint64_t>(std::llround(params.controller_latency_ps))),
       requests_(stats.group(stats_path).counter("requests", "request", "read and write requests served")),
       bytes_(stats.group(stats_path).counter("bytes", "B", "bytes read and written")),
       elapsed_ps_(stats.group(stats_path).counter("elapsed_ps", "ps", "time of the last completion")),
@@ -324,7 +327,10 @@ void HbmController::complete(Channel& ch, std::size_t index, uint64_t done_cycle
   Request r = ch.queue.at(index);
   ch.queue.erase(index);
   ChannelStats& st = *channel_stats_[ch.index];
-  const uint64_t done_ps = clock_.time_of_cycle(done_cycle).value();
+  // The data left the bus at bus_done_ps; the response reaches the requester after the
+  // controller's fixed pipeline latency.
+  const uint64_t bus_done_ps = clock_.time_of_cycle(done_cycle).value();
+  const uint64_t done_ps = bus_done_ps + controller_latency_ps_;
   ++*st.requests;
   ++requests_;
   if (r.write) {
@@ -337,7 +343,7 @@ void HbmController::complete(Channel& ch, std::size_t index, uint64_t done_cycle
   bytes_ += r.bytes;
   st.latency->sample(done_cycle - r.eligible);
   latency_ps_ += done_ps - r.arrival_ps;
-  if (done_ps > elapsed_ps_.value()) elapsed_ps_ += done_ps - elapsed_ps_.value();
+  if (bus_done_ps > elapsed_ps_.value()) elapsed_ps_ += bus_done_ps - elapsed_ps_.value();
   r.gp->set_response_status(tlm::TLM_OK_RESPONSE);
   const auto s = static_cast<std::size_t>(r.source);
   responses_[s].push(done_ps, r.gp);

@@ -22,6 +22,8 @@
 //   row hit       tCL + BL/2                 cycles after the decode edge
 //   row closed    tRCD + tCL + BL/2
 //   row conflict  tRP + tRCD + tCL + BL/2    (when tRAS/tRTP/tWR already allow the PRE)
+// and the response goes out memory.hbm.controller_latency after that (front end, PHY and return
+// path as a pure pipeline delay: bank and bus timing, and the bandwidth figures, exclude it).
 //
 // Refresh: all-bank refresh every tREFI per pseudo-channel (the first at tREFI): open banks are
 // precharged (after their tRAS/tRTP/tWR), then the pseudo-channel issues nothing for tRFC.
@@ -94,6 +96,7 @@ class HbmController : public sc_core::sc_module {
   HbmTiming t_;
   const AddressMap& map_;
   ClockDomain clock_;
+  uint64_t controller_latency_ps_;  // memory.hbm.controller_latency
   std::vector<std::unique_ptr<Channel>> channels_;
 
   // Per initiator socket: a request waiting for queue room, responses due, response exclusion.

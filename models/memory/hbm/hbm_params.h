@@ -41,6 +41,7 @@ struct HbmParams {
   uint32_t t_rcd = 0, t_rp = 0, t_ras = 0, t_cl = 0, t_wl = 0, t_ccd_s = 0, t_ccd_l = 0;
   uint32_t t_rrd_s = 0, t_rrd_l = 0, t_faw = 0, t_wr = 0, t_wtr = 0, t_rtp = 0;
   double t_rfc_ps = 0, t_refi_ps = 0;
+  double controller_latency_ps = 0;
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -98,6 +99,10 @@ struct HbmParams {
                "all-bank refresh cycle time: the pseudo-channel issues nothing this long");
     k.quantity(&HbmParams::t_refi_ps, "memory.hbm.t_refi", Dimension::Time, "3900 ns", "100 ns", "1 ms",
                "average refresh interval: one all-bank refresh per pseudo-channel every tREFI");
+    k.quantity(&HbmParams::controller_latency_ps, "memory.hbm.controller_latency", Dimension::Time, "0 ns", "0 ns",
+               "10 us",
+               "fixed latency of the controller front end, PHY and return path added to every response "
+               "(a pipeline delay: it costs no bank or bus time)");
   }
 
   uint32_t total_channels() const { return stacks * channels_per_stack * pseudo_channels; }  // pseudo-channels

@@ -22,7 +22,9 @@ struct L2Params {
   double clock_hz = 0;
   uint32_t hit_latency = 0;   // L2 cycles
   uint32_t miss_latency = 0;  // L2 cycles
+  uint32_t fill_latency = 0;  // L2 cycles
   uint32_t atomic_cycles = 0;
+  uint32_t data_width = 0;    // bytes per L2 cycle
   uint32_t mshrs = 0;
   uint32_t mshr_targets = 0;
   uint32_t queue_depth = 0;
@@ -46,9 +48,16 @@ struct L2Params {
                "10000 cycles", "request accepted -> response sent, for a hit");
     k.quantity(&L2Params::miss_latency, "memory.l2.miss_latency", Dimension::Cycles, "20 cycles", "1 cycles",
                "10000 cycles",
-               "request accepted -> DRAM request sent, for a miss; the fill is forwarded as it arrives");
+               "request accepted -> DRAM request sent, for a miss");
+    k.quantity(&L2Params::fill_latency, "memory.l2.fill_latency", Dimension::Cycles, "120 cycles", "0 cycles",
+               "10000 cycles",
+               "DRAM fill arrived -> response sent to the requests it completes (the data-array and output "
+               "stages a hit also passes)");
     k.quantity(&L2Params::atomic_cycles, "memory.l2.atomic_cycles", Dimension::Cycles, "4 cycles", "1 cycles",
                "1000 cycles", "cycles an atomic or reduction occupies the slice's pipeline");
+    k.quantity(&L2Params::data_width, "memory.l2.data_width", Dimension::Size, "64 B", "4 B", "4 KiB",
+               "bytes the slice's data array moves per L2 cycle: a request of n sectors holds the pipeline "
+               "ceil(n x sector_size / data_width) cycles");
     k.integer(&L2Params::mshrs, "memory.l2.mshrs", 64, 1, 4096,
               "miss status holding registers per slice (lines with a fill outstanding); full -> back-pressure");
     k.integer(&L2Params::mshr_targets, "memory.l2.mshr_targets", 8, 1, 256,

@@ -210,6 +210,10 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
     }
   }
 
+  // The data array moves data_width bytes a cycle: a request of n sectors holds the pipeline
+  // that long (hits read, stores write; a miss is charged here for the array write of its fill).
+  busy = std::max<uint64_t>(busy, (static_cast<uint64_t>(popcount(mask)) * params_.sector_bytes + params_.data_width - 1) /
+                                      params_.data_width);
   ++accesses_;
   if (atomic) ++atomics_;
   else if (store) ++stores_;
@@ -237,7 +241,7 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
   if (hit) {
     if (atomic) {
       way->dirty |= mask;
-      busy = params_.atomic_cycles;
+      busy = std::max<uint64_t>(busy, params_.atomic_cycles);
       respond_at(gp, clock_.time_of_cycle(now + params_.hit_latency + params_.atomic_cycles).value());
     } else {
       respond_at(gp, clock_.time_of_cycle(now + params_.hit_latency).value());
@@ -347,7 +351,8 @@ void L2Slice::fill(tlm::tlm_generic_payload& gp) {
       continue;
     }
     if (t[k].atomic) way->dirty |= t[k].mask;
-    respond_at(*t[k].gp, clock_.time_of_cycle(edge + (t[k].atomic ? params_.atomic_cycles : 0)).value());
+    respond_at(*t[k].gp,
+               clock_.time_of_cycle(edge + params_.fill_latency + (t[k].atomic ? params_.atomic_cycles : 0)).value());
   }
   m.targets = kept;
   if (m.outstanding == 0) {

@@ -10,8 +10,9 @@
 // as BEGIN_RESP; the initiator may complete at once or send END_RESP later. Towards DRAM the
 // slice keeps one BEGIN_REQ outstanding until END_REQ and completes every BEGIN_RESP at once.
 //
-// Pipeline (L2 clock, memory.l2.clock). One request per cycle leaves the input queue in order,
-// at the first L2 edge at or after its arrival. With H = hit_latency, M = miss_latency,
+// Pipeline (L2 clock, memory.l2.clock). Requests leave the input queue in order, at the first
+// L2 edge at or after their arrival and after the previous one's occupancy: a request of n
+// sectors occupies ceil(n x sector_size / data_width) cycles (atomics at least A). With H = hit_latency, M = miss_latency, F = fill_latency,
 // A = atomic_cycles (cycles of the L2 clock), a request handled at edge e:
 //   load hit (all its sectors valid)  response at e + H
 //   store                             response at e + H; sectors become valid and dirty
@@ -19,8 +20,9 @@
 //   atomic/reduction hit              response at e + H + A; the slice takes no other request
 //                                     for A cycles; sectors become dirty
 //   load/atomic miss                  DRAM read of the missing sectors at e + M; each waiting
-//                                     request is answered at the first L2 edge at or after the
-//                                     fill that completes its sectors (+ A for atomics)
+//                                     request is answered F = fill_latency cycles after the
+//                                     first L2 edge at or after the fill that completes its
+//                                     sectors (+ A for atomics)
 //   miss to a line with a fill pending: merged into its MSHR (one DRAM read per sector)
 // Allocation evicts the LRU way without a pending fill; its dirty sectors go to DRAM as one
 // writeback (sector_mask = dirty sectors) at e + M. The pipeline stalls (and the input queue

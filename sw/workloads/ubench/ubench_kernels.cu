@@ -77,3 +77,22 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
 }
+
+// L2 bandwidth: every thread of a full-GPU grid reads float4 elements of an `n`-element buffer
+// (2 MiB: inside L2, far beyond one SM's L1) through .cg (L2 only), `laps` times over. The host
+// runs two lap counts and divides the difference in bytes by the difference in cycles, which
+// cancels the first (DRAM) lap, launch and drain.
+extern "C" __global__ void l2_read(const float4* a, uint32_t n, uint32_t laps, float* out) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  float acc = 0.0f;
+  for (uint32_t lap = 0; lap < laps; ++lap) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+      float4 v;
+      asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                   : "l"(a + i));
+      acc += v.x + v.y + v.z + v.w;
+    }
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
