@@ -2,7 +2,7 @@
 // SMs in clusters of 2, CTA scheduler) on the memory side (crossbar, L2 slices, HBM). Prints
 // simulated cycles, warp-instructions, wall seconds and warp-instructions per wall second.
 //
-//   build-*/bench/sm/gpuvp_sm_bench [elements = 1048576] [stats.json]
+//   [GPUVP_THREADS=N] build-*/bench/sm/gpuvp_sm_bench [elements = 1048576] [stats.json]
 //
 // With a second argument the run's statistics JSON is written there (plus the last core cycle
 // under "bench"): speed work on the timing model must leave it byte-identical
@@ -70,7 +70,10 @@ gpu::SmParams v100_sm() {
   config::KnobRegistry registry;
   config::declare_knobs<gpu::SmParams>(registry);
   const config::ConfigLoader loader(registry, {});
-  return config::load_params<gpu::SmParams>(loader.load_defaults({}));
+  // GPUVP_THREADS=N: SMs stepped by N host threads (sim.threads; never changes the statistics).
+  std::vector<std::string> overrides;
+  if (const char* threads = std::getenv("GPUVP_THREADS")) overrides.push_back(std::string("sim.threads=") + threads);
+  return config::load_params<gpu::SmParams>(loader.load_defaults(overrides));
 }
 
 }  // namespace

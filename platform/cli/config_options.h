@@ -17,6 +17,7 @@ inline constexpr const char* kDefaultPreset = "v100";
 struct ConfigOptions {
   std::string config;  // preset name or file
   std::vector<std::string> overrides;
+  unsigned threads = 0;  // --threads: sim.threads (0: as configured)
 
   void add_to(CLI::App& command, bool positional) {
     if (positional) {
@@ -26,13 +27,17 @@ struct ConfigOptions {
     command.add_option("--config,-c", config, "preset name or config file (default: v100)");
     command.add_option("--set,-s", overrides, "override one knob: --set gpu.sm.count=80 (repeatable)")
         ->type_name("KEY=VALUE");
+    command.add_option("--threads", threads,
+                       "host threads stepping the SMs (same as --set sim.threads=N; results never depend on it)")
+        ->check(CLI::Range(1u, 256u));
   }
 
   config::Config load(const config::ConfigLoader& loader) const {
     const std::string name = config.empty() ? kDefaultPreset : config;
-    auto resolved = loader.load(name, overrides);
-    spdlog::info("configuration {} from {} with {} override(s)", name, loader.resolve(name).string(),
-                 overrides.size());
+    std::vector<std::string> all = overrides;
+    if (threads != 0) all.push_back("sim.threads=" + std::to_string(threads));
+    auto resolved = loader.load(name, all);
+    spdlog::info("configuration {} from {} with {} override(s)", name, loader.resolve(name).string(), all.size());
     return resolved;
   }
 };

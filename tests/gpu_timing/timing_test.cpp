@@ -108,6 +108,45 @@ TEST(TimingRun, IdenticalRunsGiveIdenticalStats) { expect_identical_runs("vector
 // BFS: data-dependent control flow and atomics racing for frontier slots, 30 kernels.
 TEST(TimingRun, IdenticalIrregularRunsGiveIdenticalStats) { expect_identical_runs("bfs"); }
 
+// Issue 6: SMs stepped by 2 and 4 host threads (static and dynamic distribution) give the
+// single-threaded run's statistics byte for byte, and the same program output. (Atomics are
+// covered by tests/sm: the histogram workload is not used here because its statistics differ
+// now and then between identical single-threaded runs, before this change too
+// (seen on the unchanged tree under load; cause outside the timing model, not investigated here).)
+void expect_thread_counts_identical(const std::string& workload) {
+  const std::string base = ::testing::TempDir() + "/threads_" + workload;
+  const ProcessResult r1 = run_workload(workload, base + "_1.json", {"sim.threads=1"});
+  ASSERT_EQ(r1.exit_code, 0) << describe(r1);
+  const std::string j1 = slurp(base + "_1.json");
+  ASSERT_TRUE(nlohmann::json::parse(j1)["run"]["groups"].contains("gpu"));
+  for (const auto& [threads, distribution] : {std::pair<const char*, const char*>{"2", "static"}, {"4", "dynamic"}}) {
+    const std::string path = base + "_" + threads + ".json";
+    const ProcessResult r = run_workload(workload, path, {std::string("sim.threads=") + threads,
+                                                          std::string("sim.sm_distribution=") + distribution});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(r.out, r1.out) << workload << ": program output differs with " << threads << " threads";
+    EXPECT_TRUE(without_host_side(slurp(path)) == without_host_side(j1))
+        << workload << ": stats JSON differs between 1 and " << threads << " threads (" << distribution << ")";
+  }
+}
+
+TEST(TimingRun, ThreadCountsGiveIdenticalStatsVectorAdd) { expect_thread_counts_identical("vector_add"); }
+TEST(TimingRun, ThreadCountsGiveIdenticalStatsBfs) { expect_thread_counts_identical("bfs"); }
+TEST(TimingRun, ThreadCountsGiveIdenticalStatsPrintf) { expect_thread_counts_identical("printf"); }
+
+TEST(TimingRun, ThreadsOptionIsCheckedAndApplied) {
+  const std::string stats = ::testing::TempDir() + "/threads_option.json";
+  const ProcessResult bad = run({kGpuvp, "run", "--threads", "0", "--", kWorkloads + "/workload_vector_add"}, seconds(60));
+  EXPECT_NE(bad.exit_code, 0) << describe(bad);
+  EXPECT_NE(bad.err.find("--threads"), std::string::npos) << describe(bad);
+  const ProcessResult bad_set = run_workload("vector_add", stats, {"sim.sm_distribution=guided"});
+  EXPECT_NE(bad_set.exit_code, 0) << describe(bad_set);
+  EXPECT_NE(bad_set.err.find("sim.sm_distribution"), std::string::npos) << describe(bad_set);
+  const ProcessResult good =
+      run({kGpuvp, "run", "--threads", "2", "--stats", stats, "--", kWorkloads + "/workload_vector_add"}, seconds(300));
+  ASSERT_EQ(good.exit_code, 0) << describe(good);
+}
+
 TEST(TimingRun, FunctionalModelStillSelectable) {
   const std::string stats = ::testing::TempDir() + "/functional_stats.json";
   const ProcessResult r = run_vector_add(stats, {"sim.kernel_model=functional"});

@@ -36,6 +36,113 @@ END:
 }
 )";
 
+// Atomics (serial-only in the parallel phase), global loads of what other CTAs stored in
+// earlier cycles, shared memory and a barrier: tickets[i] = old value of bins[i % 8].
+const char* kTickets = R"(
+.shared .align 4 .b8 tile[512];
+.visible .entry tickets(.param .u64 bins, .param .u64 out, .param .u32 n) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [bins];
+  ld.param.u64 %rd2, [out];
+  ld.param.u32 %r2, [n];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r1, %r3, %r4, %r5;
+  and.b32 %r6, %r1, 7;
+  mul.wide.u32 %rd3, %r6, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  atom.global.add.u32 %r7, [%rd4], 1;
+  shl.b32 %r8, %r5, 2;
+  mov.u32 %r9, tile;
+  add.u32 %r10, %r9, %r8;
+  st.shared.u32 [%r10], %r7;
+  bar.sync 0;
+  xor.b32 %r8, %r8, 4;
+  add.u32 %r10, %r9, %r8;
+  ld.shared.u32 %r11, [%r10];
+  setp.ge.s32 %p1, %r1, %r2;
+  @%p1 bra END;
+  mul.wide.s32 %rd5, %r1, 4;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.u32 [%rd6], %r11;
+END:
+  ret;
+}
+)";
+
+// 8 SMs in clusters of 2 on `tickets`; returns the tickets and the statistics JSON.
+std::vector<uint32_t> run_tickets(const std::vector<std::string>& overrides, std::string* json, uint64_t* phases) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  std::vector<std::string> all = {"gpu.sm.count=8", "gpu.sm.cluster_size=2"};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  const SmParams p = testing::load_sm_params(all);
+  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
+  GpuCore core("gpu", p, clock, stats);
+  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
+  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
+    ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
+                                                              sc_core::sc_time(150, sc_core::SC_NS)));
+    core.cluster(i).out.bind(ports.back()->socket);
+  }
+  ptx::DeviceMemory memory;
+  ptx::LoadedModule module(ptx::Module::parse(testing::ptx_header() + kTickets, "t.ptx"), memory);
+  const uint32_t n = 3000;
+  const uint64_t bins = memory.allocate(8 * 4), out = memory.allocate(n * 4);
+  memory.fill(bins, 0, 8 * 4);
+  const auto& k = module.kernel("tickets");
+  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{(n + 127) / 128}, ptx::Dim3{128}, 0}, ptx::pack_params(k, bins, out, n));
+  bool done = false;
+  sc_core::sc_event finished;
+  sim.run([&] {
+    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
+    while (!done) wait(finished);
+  });
+  EXPECT_TRUE(run.finish().ok());
+  std::vector<uint32_t> result(8 + n);
+  memory.copy_from_device(result.data(), bins, 8 * 4);
+  memory.copy_from_device(result.data() + 8, out, n * 4);
+  *json = stats.json();
+  *phases = core.stepper().parallel_phases();
+  return result;
+}
+
+// Issue 6: the statistics (every SM's, the memory side's) and the results are byte-identical
+// for any number of stepping threads and either distribution; 2+ threads really ran phases on
+// the pool.
+TEST(GpuCore, ThreadCountsGiveIdenticalStatisticsAndResults) {
+  std::string reference_json;
+  uint64_t phases = 0;
+  const std::vector<uint32_t> reference = run_tickets({}, &reference_json, &phases);
+  EXPECT_EQ(phases, 0u);
+  uint64_t total = 0;
+  for (int b = 0; b < 8; ++b) total += reference[b];
+  EXPECT_EQ(total, (3000u + 127) / 128 * 128);  // every thread of every CTA took a ticket
+  for (const char* threads : {"2", "3", "4", "8"}) {
+    for (const char* distribution : {"static", "dynamic"}) {
+      std::string json;
+      const std::vector<uint32_t> result =
+          run_tickets({std::string("sim.threads=") + threads, std::string("sim.sm_distribution=") + distribution}, &json,
+                      &phases);
+      EXPECT_TRUE(result == reference) << threads << " threads, " << distribution;
+      EXPECT_TRUE(json == reference_json) << threads << " threads, " << distribution;
+      EXPECT_GT(phases, 0u);
+    }
+  }
+}
+
+TEST(GpuCore, ThreadedIdleSkippingMatchesTicking) {
+  std::string skip, tick;
+  uint64_t phases = 0;
+  const auto a = run_tickets({"sim.threads=2"}, &skip, &phases);
+  const auto b = run_tickets({"sim.threads=2", "gpu.sm.idle_skip=false"}, &tick, &phases);
+  EXPECT_TRUE(a == b);
+  EXPECT_TRUE(skip == tick);
+}
+
 uint64_t run_core(const std::vector<std::string>& overrides, std::string* json) {
   testbench::Simulation sim;
   stats::Registry stats;

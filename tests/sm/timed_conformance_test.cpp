@@ -19,10 +19,15 @@ namespace {
 using workloads::DeviceError;
 using workloads::DevicePtr;
 
+std::vector<std::string> with_core(std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), {"gpu.sm.count=4", "gpu.sm.cluster_size=2"});
+  return overrides;
+}
+
 class TimedDevice final : public workloads::Device {
  public:
-  explicit TimedDevice(const std::string& ptx_path)
-      : params_(testing::load_sm_params({"gpu.sm.count=4", "gpu.sm.cluster_size=2"})),
+  TimedDevice(const std::string& ptx_path, const std::vector<std::string>& overrides)
+      : params_(testing::load_sm_params(with_core(overrides))),
         clock_("core", static_cast<uint64_t>(params_.clock_hz)),
         core_("gpu", params_, clock_, stats_) {
     for (uint32_t i = 0; i < core_.cluster_count(); ++i) {
@@ -132,23 +137,39 @@ std::vector<std::string> workload_names() {
 
 class TimedConformance : public ::testing::TestWithParam<std::string> {};
 
+// Each workload on 1 stepping thread, then on 3 (dynamic distribution, issue 6): both match
+// the CPU reference, with the same cycles, instructions and report.
 TEST_P(TimedConformance, MatchesCpuReference) {
   ASSERT_TRUE(workloads::kWorkloadPtxBuilt) << "nvcc was not found at configure time; no PTX to run";
   const workloads::WorkloadInfo* info = workloads::find_workload(GetParam());
   ASSERT_NE(info, nullptr);
-  std::ostringstream report;
-  workloads::WorkloadResult result;
-  uint64_t cycles = 0, instructions = 0;
-  try {
-    TimedDevice device(conformance::workload_ptx_path(info->name));
-    result = workloads::run_and_report(GetParam(), info->run, device, report);
-    cycles = device.cycles();
-    instructions = device.warp_instructions();
-  } catch (const workloads::DeviceError& error) {
-    FAIL() << error.what();
-  }
-  EXPECT_TRUE(result.passed) << report.str();
-  std::cout << GetParam() << ": " << cycles << " cycles, " << instructions << " warp-instructions (4 SMs)\n";
+  struct Outcome {
+    std::string report;
+    bool passed = false;
+    uint64_t cycles = 0, instructions = 0;
+  };
+  auto run = [&](const std::vector<std::string>& overrides) {
+    Outcome outcome;
+    std::ostringstream report;
+    try {
+      TimedDevice device(conformance::workload_ptx_path(info->name), overrides);
+      outcome.passed = workloads::run_and_report(GetParam(), info->run, device, report).passed;
+      outcome.cycles = device.cycles();
+      outcome.instructions = device.warp_instructions();
+    } catch (const workloads::DeviceError& error) {
+      ADD_FAILURE() << error.what();
+    }
+    outcome.report = report.str();
+    return outcome;
+  };
+  const Outcome one = run({});
+  EXPECT_TRUE(one.passed) << one.report;
+  const Outcome three = run({"sim.threads=3", "sim.sm_distribution=dynamic"});
+  EXPECT_TRUE(three.passed) << three.report;
+  EXPECT_EQ(three.cycles, one.cycles);
+  EXPECT_EQ(three.instructions, one.instructions);
+  EXPECT_EQ(three.report, one.report);
+  std::cout << GetParam() << ": " << one.cycles << " cycles, " << one.instructions << " warp-instructions (4 SMs)\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, TimedConformance, ::testing::ValuesIn(workload_names()),

@@ -213,6 +213,22 @@ struct CtaState {
   bool in_use = false;
 };
 
+// What one step works on besides the warp: the bound CTA, where results go, scratch lane
+// arrays and the caller's StepStage. Per host thread (issue 6: SMs of one kernel step in
+// parallel on several threads, each through its own copy); constant-initialized, so a
+// thread_local costs a segment-relative access and no guard.
+struct StepScratch {
+  Cta* cta = nullptr;
+  std::vector<Warp>* warps = nullptr;   // the bound CTA's warps
+  StepResult* out = nullptr;            // step results requested (timing model)
+  StepResult* capture = nullptr;        // ...and this step is a memory op: record lane accesses
+  StepStage* stage = nullptr;           // global stores, counters and faults staged (parallel phase)
+  std::array<std::array<uint64_t, kWarpSize>, 4> scratch{};
+  std::array<uint64_t, kWarpSize> sink{};
+  std::array<uint64_t, kWarpSize> result{};
+};
+thread_local StepScratch tls_step;
+
 }  // namespace
 
 namespace detail {
@@ -242,11 +258,24 @@ class LaunchRun {
   bool finished_ = false;
 
   void fail(const KernelFault& f) {
+    if (StepStage* stage = tls_step.stage) {
+      if (stage->status == LaunchStatus::kSuccess) {
+        stage->status = f.status;
+        stage->message = f.message;
+      }
+      return;
+    }
     if (status_ != LaunchStatus::kSuccess) return;
     status_ = f.status;
     message_ = f.message;
   }
   bool ok() const { return status_ == LaunchStatus::kSuccess; }
+  bool observed() const { return static_cast<bool>(options_.memory_observer); }
+  // Warp instructions committed plus this thread's staged ones (a staged step must not read
+  // another SM's count: it would depend on thread timing).
+  uint64_t counted_instructions() const {
+    return warp_instructions_ + (tls_step.stage != nullptr ? tls_step.stage->warp_instructions : 0);
+  }
 
   uint32_t start_cta(uint64_t linear) {
     uint32_t slot = 0;
@@ -276,8 +305,8 @@ class LaunchRun {
     free_slots_.push_back(slot);
   }
   void bind(CtaState& state) {
-    cta_ = &state.cta;
-    warps_ = &state.warps;
+    tls_step.cta = &state.cta;
+    tls_step.warps = &state.warps;
   }
   Warp& warp_at(uint32_t slot, uint32_t w) { return ctas_[slot]->warps[w]; }
   const Warp& warp_at(uint32_t slot, uint32_t w) const { return ctas_[slot]->warps[w]; }
@@ -289,8 +318,10 @@ class LaunchRun {
   const InstructionInfo& info_of(const Warp& warp) const {
     return info_[key_function(warp.current_key)][key_pc(warp.current_key)];
   }
-  bool step_public(uint32_t slot, uint32_t w, StepResult* out) {
+  bool step_public(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage = nullptr) {
     if (!ok()) return false;
+    if (stage != nullptr && stage->status != LaunchStatus::kSuccess) return false;
+    tls_step.stage = stage;
     CtaState& state = *ctas_[slot];
     bind(state);
     Warp& warp = state.warps[w];
@@ -303,8 +334,8 @@ class LaunchRun {
       out->access_mask = 0;
       out->barrier_wait = false;
       out->printf = false;
-      out_ = out;
-      capture_ = info.access != AccessOp::kNone ? out : nullptr;
+      tls_step.out = out;
+      tls_step.capture = info.access != AccessOp::kNone ? out : nullptr;
     }
     try {
       step(warp);
@@ -313,10 +344,29 @@ class LaunchRun {
     }
     if (out != nullptr) {
       out->warp_exited = (warp.valid_mask & ~warp.exited_mask) == 0;
-      out_ = nullptr;
-      capture_ = nullptr;
+      tls_step.out = nullptr;
+      tls_step.capture = nullptr;
     }
-    return ok();
+    tls_step.stage = nullptr;
+    return ok() && (stage == nullptr || stage->status == LaunchStatus::kSuccess);
+  }
+  void commit(StepStage& stage) {
+    warp_instructions_ += stage.warp_instructions;
+    thread_instructions_ += stage.thread_instructions;
+    for (const StepStage::Store& store : stage.stores) {
+      if (!global_.write(store.address, stage.bytes.data() + store.offset, store.size)) {
+        fail(KernelFault{LaunchStatus::kIllegalAddress, "illegal address " + hex(store.address) + " (global store, " +
+                                                            std::to_string(store.size) + " bytes)"});
+        break;
+      }
+    }
+    if (stage.status != LaunchStatus::kSuccess) fail(KernelFault{stage.status, stage.message});
+    stage.stores.clear();
+    stage.bytes.clear();
+    stage.warp_instructions = 0;
+    stage.thread_instructions = 0;
+    stage.status = LaunchStatus::kSuccess;
+    stage.message.clear();
   }
   uint64_t run_warp_public(uint32_t slot, uint32_t w, uint64_t budget) {
     if (!ok()) return 0;
@@ -362,7 +412,6 @@ class LaunchRun {
   std::vector<std::unique_ptr<CtaState>> ctas_;
   std::vector<uint32_t> free_slots_;
   std::vector<std::vector<InstructionInfo>> info_;  // [function][pc]; reachable functions only
-  Cta* cta_ = nullptr;
   uint64_t warp_instructions_ = 0;
   uint64_t thread_instructions_ = 0;
 
@@ -439,7 +488,7 @@ class LaunchRun {
 
   // ---------------------------------------------------------------- CTA loop
   void init_cta(uint64_t linear) {
-    Cta& cta = *cta_;
+    Cta& cta = *tls_step.cta;
     cta.barriers.fill(Barrier{});
     cta.linear = static_cast<uint32_t>(linear);
     cta.id = Dim3(static_cast<uint32_t>(linear % config_.grid.x),
@@ -449,8 +498,8 @@ class LaunchRun {
     const uint32_t threads = static_cast<uint32_t>(config_.block.count());
     cta.live_threads = threads;
     const auto& kernel_function = program_.functions[kernel_.function_index];
-    for (uint32_t w = 0; w < warps_->size(); ++w) {
-      Warp& warp = (*warps_)[w];
+    for (uint32_t w = 0; w < tls_step.warps->size(); ++w) {
+      Warp& warp = (*tls_step.warps)[w];
       warp.index = w;
       const uint32_t first = w * kWarpSize;
       const uint32_t lanes = std::min<uint32_t>(kWarpSize, threads - first);
@@ -484,14 +533,14 @@ class LaunchRun {
 
   [[noreturn]] void report_deadlock() {
     std::ostringstream message;
-    message << "barrier deadlock in kernel " << kernel_.name << ", CTA " << dim(cta_->id) << ": ";
-    for (const auto& warp : *warps_) {
+    message << "barrier deadlock in kernel " << kernel_.name << ", CTA " << dim(tls_step.cta->id) << ": ";
+    for (const auto& warp : *tls_step.warps) {
       if (warp.blocked_mask == 0) continue;
       int lane = __builtin_ctz(warp.blocked_mask);
       message << "warp " << warp.index << " waits at " << location(key_function(warp.keys[lane]), key_pc(warp.keys[lane]) - 1)
               << " (" << __builtin_popcount(warp.blocked_mask) << " threads); ";
     }
-    message << cta_->live_threads << " threads still running";
+    message << tls_step.cta->live_threads << " threads still running";
     throw KernelFault{LaunchStatus::kBarrierDeadlock, message.str()};
   }
 
@@ -554,7 +603,7 @@ class LaunchRun {
     const auto& f = program_.functions[key_function(key)];
     std::string text = "in kernel " + kernel_.name;
     if (key_function(key) != kernel_.function_index) text += " (function " + f.name + ")";
-    text += " at " + location(key_function(key), key_pc(key)) + ", CTA " + dim(cta_->id) + ", thread (" +
+    text += " at " + location(key_function(key), key_pc(key)) + ", CTA " + dim(tls_step.cta->id) + ", thread (" +
             std::to_string(warp.tid_x[lane]) + "," + std::to_string(warp.tid_y[lane]) + "," +
             std::to_string(warp.tid_z[lane]) + ")";
     return text;
@@ -618,7 +667,7 @@ class LaunchRun {
 
   uint64_t* destination(Context& c, const Operand& op) {
     if (op.kind == OperandKind::kRegister) return row(c, op.index);
-    return sink_.data();
+    return tls_step.sink.data();
   }
 
   uint32_t predicate_source(Context& c, const Operand& op) {
@@ -654,24 +703,24 @@ class LaunchRun {
       case SpecialRegister::kNtidX: return config_.block.x;
       case SpecialRegister::kNtidY: return config_.block.y;
       case SpecialRegister::kNtidZ: return config_.block.z;
-      case SpecialRegister::kCtaidX: return cta_->id.x;
-      case SpecialRegister::kCtaidY: return cta_->id.y;
-      case SpecialRegister::kCtaidZ: return cta_->id.z;
+      case SpecialRegister::kCtaidX: return tls_step.cta->id.x;
+      case SpecialRegister::kCtaidY: return tls_step.cta->id.y;
+      case SpecialRegister::kCtaidZ: return tls_step.cta->id.z;
       case SpecialRegister::kNctaidX: return config_.grid.x;
       case SpecialRegister::kNctaidY: return config_.grid.y;
       case SpecialRegister::kNctaidZ: return config_.grid.z;
       case SpecialRegister::kLaneid: return static_cast<uint64_t>(lane);
       case SpecialRegister::kWarpid: return warp.index;
       case SpecialRegister::kNwarpid: return 64;
-      case SpecialRegister::kSmid: return cta_->linear % std::max<uint32_t>(options_.sm_count, 1);
+      case SpecialRegister::kSmid: return tls_step.cta->linear % std::max<uint32_t>(options_.sm_count, 1);
       case SpecialRegister::kNsmid: return options_.sm_count;
       case SpecialRegister::kGridid: return 1;
       // Time is modelled by instruction counts so runs are deterministic.
       case SpecialRegister::kClock: return static_cast<uint32_t>(warp.issued * 4);
       case SpecialRegister::kClock64: return warp.issued * 4;
-      case SpecialRegister::kGlobaltimer: return warp_instructions_ * 4;
-      case SpecialRegister::kGlobaltimerLo: return static_cast<uint32_t>(warp_instructions_ * 4);
-      case SpecialRegister::kGlobaltimerHi: return static_cast<uint32_t>((warp_instructions_ * 4) >> 32);
+      case SpecialRegister::kGlobaltimer: return counted_instructions() * 4;
+      case SpecialRegister::kGlobaltimerLo: return static_cast<uint32_t>(counted_instructions() * 4);
+      case SpecialRegister::kGlobaltimerHi: return static_cast<uint32_t>((counted_instructions() * 4) >> 32);
       case SpecialRegister::kLanemaskEq: return bit;
       case SpecialRegister::kLanemaskLt: return bit - 1;
       case SpecialRegister::kLanemaskLe: return (bit - 1) | bit;
@@ -726,8 +775,8 @@ class LaunchRun {
     switch (effective) {
       case ir::Space::kShared:
         if (space == ir::Space::kShared && offset >= kSharedWindow && offset < kSharedWindow + kWindowBytes) offset -= kSharedWindow;
-        if (offset > cta_->shared.size() || cta_->shared.size() - offset < size) illegal();
-        return cta_->shared.data() + offset;
+        if (offset > tls_step.cta->shared.size() || tls_step.cta->shared.size() - offset < size) illegal();
+        return tls_step.cta->shared.data() + offset;
       case ir::Space::kLocal: {
         auto& local = warp.local[lane];
         if (offset > local.size() || local.size() - offset < size) illegal();
@@ -780,11 +829,11 @@ class LaunchRun {
 
   // Records a lane's access of the current memory instruction for the timing model.
   void record(int lane, ir::Space space, uint64_t address, uint32_t size, bool is_global) {
-    LaneAccess& a = capture_->accesses[static_cast<size_t>(lane)];
+    LaneAccess& a = tls_step.capture->accesses[static_cast<size_t>(lane)];
     a.space = resolved_space(space, address, is_global);
     a.address = address;
     a.size = size;
-    capture_->access_mask |= 1u << lane;
+    tls_step.capture->access_mask |= 1u << lane;
   }
 
   // Reports an access to the observer with its resolved space and in-space address.
@@ -814,7 +863,7 @@ class LaunchRun {
     access.is_write = is_write;
     access.address = address;
     access.size = size;
-    access.cta = cta_->id;
+    access.cta = tls_step.cta->id;
     access.warp = warp.index;
     access.lane = static_cast<uint32_t>(lane);
     const auto& f = program_.functions[key_function(warp.current_key)];
@@ -827,7 +876,7 @@ class LaunchRun {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, false, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, false, host == nullptr);
-    if (capture_ != nullptr) record(lane, space, address, size, host == nullptr);
+    if (tls_step.capture != nullptr) record(lane, space, address, size, host == nullptr);
     if (host != nullptr) {
       std::memcpy(out, host, size);
     } else if (!global_.read(global_address, out, size)) {
@@ -839,9 +888,24 @@ class LaunchRun {
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, true, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, true, host == nullptr);
-    if (capture_ != nullptr) record(lane, space, address, size, host == nullptr);
+    if (tls_step.capture != nullptr) record(lane, space, address, size, host == nullptr);
     if (host != nullptr) {
       std::memcpy(host, in, size);
+    } else if (StepStage* stage = tls_step.stage) {
+      // Parallel phase: memory stays as it was; the store is applied at commit. Probe the
+      // address now so an illegal store faults at its own step, as it does unstaged.
+      uint8_t probe[16];
+      bool mapped = true;
+      for (uint32_t done = 0; done < size && mapped; done += sizeof probe) {
+        mapped = global_.read(global_address + done, probe, std::min<uint32_t>(sizeof probe, size - done));
+      }
+      if (!mapped) {
+        fault(warp, lane, LaunchStatus::kIllegalAddress,
+              std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
+      }
+      const auto offset = static_cast<uint32_t>(stage->bytes.size());
+      stage->bytes.insert(stage->bytes.end(), static_cast<const uint8_t*>(in), static_cast<const uint8_t*>(in) + size);
+      stage->stores.push_back(StepStage::Store{global_address, offset, size});
     } else if (!global_.write(global_address, in, size)) {
       fault(warp, lane, LaunchStatus::kIllegalAddress,
             std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
@@ -865,7 +929,7 @@ class LaunchRun {
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
     // Kernel parameters are the same for every lane: read once, broadcast.
     if (width == 1 && address.memory_base == ir::MemoryBase::kSymbol && address.symbol_kind == ir::SymbolKind::kKernelParam &&
-        data.kind == OperandKind::kRegister && !options_.memory_observer && capture_ == nullptr) {
+        data.kind == OperandKind::kRegister && !options_.memory_observer && tls_step.capture == nullptr) {
       uint64_t value = 0;
       load_bytes(c.warp, __builtin_ctz(mask), inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
       value = extend_loaded(value, inst.type);
@@ -906,10 +970,10 @@ class LaunchRun {
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit stores are not supported");
     const uint64_t* sources[8] = {};
     if (width == 1) {
-      sources[0] = fetch(c, data, scratch_[0].data(), mask);
+      sources[0] = fetch(c, data, tls_step.scratch[0].data(), mask);
     } else {
       for (uint32_t i = 0; i < width; ++i) {
-        sources[i] = fetch(c, c.function.vector_elements[data.index + i], scratch_[i % 4].data() , mask);
+        sources[i] = fetch(c, c.function.vector_elements[data.index + i], tls_step.scratch[i % 4].data() , mask);
         if (c.function.vector_elements[data.index + i].kind != OperandKind::kRegister && i >= 4) {
           // Up to four scratch rows; wider immediates vectors are not emitted by nvcc.
           fault(c.warp, 0, LaunchStatus::kInvalidInstruction, "vector store with more than four constant elements");
@@ -954,8 +1018,8 @@ class LaunchRun {
 
   void exec_atomic(Context& c, const Instruction& inst, uint32_t mask) {
     const Operand& address = inst.operands[1];
-    const uint64_t* b = fetch(c, inst.operands[2], scratch_[0].data(), mask);
-    const uint64_t* cv = inst.atom_op == ir::AtomOp::kCas ? fetch(c, inst.operands[3], scratch_[1].data(), mask) : b;
+    const uint64_t* b = fetch(c, inst.operands[2], tls_step.scratch[0].data(), mask);
+    const uint64_t* cv = inst.atom_op == ir::AtomOp::kCas ? fetch(c, inst.operands[3], tls_step.scratch[1].data(), mask) : b;
     uint64_t* d = destination(c, inst.operands[0]);
     const uint32_t size = static_cast<uint32_t>(ir::type_bytes(inst.type));
     auto run = [&](auto tag) {
@@ -988,22 +1052,22 @@ class LaunchRun {
   // ---------------------------------------------------------------- arithmetic helpers
   template <typename T, typename F>
   void map1(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
-    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
+    const uint64_t* a = fetch(c, inst.operands[1], tls_step.scratch[0].data(), mask);
     uint64_t* d = destination(c, inst.operands[0]);
     for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]))); });
   }
   template <typename T, typename F>
   void map2(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
-    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
-    const uint64_t* b = fetch(c, inst.operands[2], scratch_[1].data(), mask);
+    const uint64_t* a = fetch(c, inst.operands[1], tls_step.scratch[0].data(), mask);
+    const uint64_t* b = fetch(c, inst.operands[2], tls_step.scratch[1].data(), mask);
     uint64_t* d = destination(c, inst.operands[0]);
     for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]), from_bits<T>(b[lane]))); });
   }
   template <typename T, typename F>
   void map3(Context& c, const Instruction& inst, uint32_t mask, F&& f) {
-    const uint64_t* a = fetch(c, inst.operands[1], scratch_[0].data(), mask);
-    const uint64_t* b = fetch(c, inst.operands[2], scratch_[1].data(), mask);
-    const uint64_t* e = fetch(c, inst.operands[3], scratch_[2].data(), mask);
+    const uint64_t* a = fetch(c, inst.operands[1], tls_step.scratch[0].data(), mask);
+    const uint64_t* b = fetch(c, inst.operands[2], tls_step.scratch[1].data(), mask);
+    const uint64_t* e = fetch(c, inst.operands[3], tls_step.scratch[2].data(), mask);
     uint64_t* d = destination(c, inst.operands[0]);
     for_lanes(mask, [&](int lane) { d[lane] = to_bits(f(from_bits<T>(a[lane]), from_bits<T>(b[lane]), from_bits<T>(e[lane]))); });
   }
@@ -1179,8 +1243,8 @@ class LaunchRun {
   // Lane mask of compare results (per half for x2 types: the low half).
   uint32_t compare_lanes(Context& c, const Instruction& inst, Type type, const Operand& a_op, const Operand& b_op,
                          uint32_t mask, uint32_t* high_half = nullptr) {
-    const uint64_t* a = fetch(c, a_op, scratch_[0].data(), mask);
-    const uint64_t* b = fetch(c, b_op, scratch_[1].data(), mask);
+    const uint64_t* a = fetch(c, a_op, tls_step.scratch[0].data(), mask);
+    const uint64_t* b = fetch(c, b_op, tls_step.scratch[1].data(), mask);
     uint32_t result = 0;
     uint32_t high = 0;
     if (type == Type::kF32) {
@@ -1365,12 +1429,6 @@ class LaunchRun {
   std::vector<uint32_t> predicate_base_;
   uint32_t dynamic_shared_offset_ = 0;
   const std::vector<uint32_t>* shared_offsets_ = nullptr;  // this kernel's static shared layout
-  std::vector<Warp>* warps_ = nullptr;  // the bound CTA's warps
-  StepResult* out_ = nullptr;           // step results requested (timing model)
-  StepResult* capture_ = nullptr;       // ...and this step is a memory op: record lane accesses
-  std::array<std::array<uint64_t, kWarpSize>, 4> scratch_{};
-  std::array<uint64_t, kWarpSize> sink_{};
-  std::array<uint64_t, kWarpSize> result_{};
   std::vector<std::string> printf_output_;
 };
 
@@ -1385,12 +1443,20 @@ void LaunchRun::step(Warp& warp) {
             warp.predicates.data() + predicate_base_[function_index], function, function_index};
   uint32_t exec = active;
   if (inst.has_guard) exec &= c.predicates[inst.guard] ^ (inst.guard_negated ? kFullMask : 0);
-  if (out_ != nullptr) out_->exec_mask = exec;
+  if (tls_step.out != nullptr) tls_step.out->exec_mask = exec;
 
-  ++warp_instructions_;
+  uint64_t counted = 0;  // warp instructions so far, as this step sees them
+  if (StepStage* stage = tls_step.stage) {
+    ++stage->warp_instructions;
+    stage->thread_instructions += static_cast<uint64_t>(__builtin_popcount(active));
+    counted = warp_instructions_ + stage->warp_instructions;
+  } else {
+    ++warp_instructions_;
+    thread_instructions_ += static_cast<uint64_t>(__builtin_popcount(active));
+    counted = warp_instructions_;
+  }
   ++warp.issued;
-  thread_instructions_ += static_cast<uint64_t>(__builtin_popcount(active));
-  if (options_.instruction_limit != 0 && warp_instructions_ > options_.instruction_limit) {
+  if (options_.instruction_limit != 0 && counted > options_.instruction_limit) {
     fault(warp, __builtin_ctz(active), LaunchStatus::kInstructionLimit,
           "instruction limit of " + std::to_string(options_.instruction_limit) + " warp instructions reached");
   }
@@ -1434,7 +1500,7 @@ void LaunchRun::step(Warp& warp) {
     case Opcode::kBarSync:
     case Opcode::kBarRed:
       if (exec) {
-        if (out_ != nullptr) out_->barrier_wait = true;
+        if (tls_step.out != nullptr) tls_step.out->barrier_wait = true;
         arrive_at_barrier(c, inst, exec, true);
         // Lanes that arrived wait; the rest (guard false) go on.
         for_lanes(active, [&](int lane) { warp.keys[lane] = key + 1; });
@@ -1464,7 +1530,7 @@ void LaunchRun::exit_lanes(Warp& warp, uint32_t lanes) {
   if (lanes == 0) return;
   for_lanes(lanes, [&](int lane) { warp.keys[lane] = kExitedKey; });
   warp.exited_mask |= lanes;
-  cta_->live_threads -= static_cast<uint32_t>(__builtin_popcount(lanes));
+  tls_step.cta->live_threads -= static_cast<uint32_t>(__builtin_popcount(lanes));
   check_barriers();
 }
 
@@ -1603,14 +1669,14 @@ void LaunchRun::enter_function(Context& c, const Instruction& inst, uint32_t lan
 
 void LaunchRun::arrive_at_barrier(Context& c, const Instruction& inst, uint32_t exec, bool wait) {
   Warp& warp = c.warp;
-  const uint64_t* ids = fetch(c, inst.operands[0], scratch_[0].data(), exec);
+  const uint64_t* ids = fetch(c, inst.operands[0], tls_step.scratch[0].data(), exec);
   const int lane0 = __builtin_ctz(exec);
   const uint64_t id = ids[lane0];
   if (id >= kBarrierCount) fault(warp, lane0, LaunchStatus::kInvalidInstruction, "barrier id " + std::to_string(id) + " out of range 0..15");
-  Barrier& barrier = cta_->barriers[id];
+  Barrier& barrier = tls_step.cta->barriers[id];
   const Operand& count_operand = inst.opcode == Opcode::kBarRed ? inst.operands[2] : inst.operands[1];
   if (inst.operand_count > 1 && count_operand.kind != OperandKind::kNone && count_operand.kind != OperandKind::kSink) {
-    const uint64_t* counts = fetch(c, count_operand, scratch_[1].data(), exec);
+    const uint64_t* counts = fetch(c, count_operand, tls_step.scratch[1].data(), exec);
     barrier.expected = static_cast<uint32_t>(counts[lane0]);
     if (barrier.expected == 0 || barrier.expected % kWarpSize != 0) {
       fault(warp, lane0, LaunchStatus::kInvalidInstruction, "barrier thread count " + std::to_string(barrier.expected) + " is not a positive multiple of 32");
@@ -1635,16 +1701,16 @@ void LaunchRun::arrive_at_barrier(Context& c, const Instruction& inst, uint32_t 
 
 void LaunchRun::check_barriers() {
   for (int id = 0; id < kBarrierCount; ++id) {
-    Barrier& barrier = cta_->barriers[id];
+    Barrier& barrier = tls_step.cta->barriers[id];
     if (barrier.arrived == 0) continue;
-    const uint32_t expected = barrier.expected ? barrier.expected : cta_->live_threads;
+    const uint32_t expected = barrier.expected ? barrier.expected : tls_step.cta->live_threads;
     if (barrier.arrived >= expected) release_barrier(id);
   }
 }
 
 void LaunchRun::release_barrier(int id) {
-  Barrier& barrier = cta_->barriers[id];
-  for (auto& warp : *warps_) {
+  Barrier& barrier = tls_step.cta->barriers[id];
+  for (auto& warp : *tls_step.warps) {
     const uint32_t waiters = warp.barrier_waiters[id];
     if (waiters == 0) continue;
     for_lanes(waiters, [&](int lane) {
@@ -1786,7 +1852,7 @@ void LaunchRun::do_printf(Context& c, const Instruction& inst, int lane) {
     i = j;
   }
   printf_output_.push_back(std::move(out));
-  if (out_ != nullptr) out_->printf = true;
+  if (tls_step.out != nullptr) tls_step.out->printf = true;
   // vprintf's return value: the number of arguments, as CUDA documents.
   const Operand& returns = inst.operands[1];
   if (returns.count > 0) {
@@ -1893,6 +1959,11 @@ bool KernelRun::warp_exited(uint32_t slot, uint32_t w) const {
 }
 const InstructionInfo& KernelRun::next(uint32_t slot, uint32_t w) const { return impl_->info_of(impl_->warp_at(slot, w)); }
 bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out) { return impl_->step_public(slot, w, out); }
+bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage) {
+  return impl_->step_public(slot, w, out, stage);
+}
+void KernelRun::commit(StepStage& stage) { impl_->commit(stage); }
+bool KernelRun::observed() const { return impl_->observed(); }
 uint64_t KernelRun::run_warp(uint32_t slot, uint32_t w, uint64_t budget) { return impl_->run_warp_public(slot, w, budget); }
 bool KernelRun::cta_done(uint32_t slot) const { return impl_->ctas_[slot]->cta.live_threads == 0; }
 void KernelRun::report_deadlock(uint32_t slot) { impl_->report_deadlock_public(slot); }

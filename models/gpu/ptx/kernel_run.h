@@ -14,8 +14,8 @@
 //   LaunchResult result = run.finish();                  // counters, first fault, printf flushed
 //
 // A fault (illegal address, trap, ...) ends the kernel: step() returns false, status() and
-// message() tell why, every later call is a no-op. Not thread-safe: one KernelRun is stepped
-// from one thread (the parallel SM phase of issue 6 must give each SM its own staging).
+// message() tell why, every later call is a no-op. Thread safety: only step() with a StepStage
+// may run concurrently (different CTAs, different stages); everything else from one thread.
 #pragma once
 
 #include <array>
@@ -66,6 +66,10 @@ struct InstructionInfo {
   uint32_t ptx_line = 0;
   uint16_t opcode = 0;  // ir::Opcode, for tracing
   bool l1_bypass = false;  // a load that is not cached in L1 (ld.cg, ld.cv, ld.volatile)
+  // Has side effects beyond its warp, its CTA and staged global stores (atomics and reductions
+  // outside shared memory, calls: printf, assert, indirect targets): never stepped with a
+  // StepStage, only in the serial phase.
+  bool serial = false;
 };
 
 // One lane's memory access in a step, after generic-address resolution.
@@ -85,6 +89,29 @@ struct StepResult {
   bool barrier_wait = false;  // lanes arrived at bar.sync/bar.red and now wait
   bool warp_exited = false;   // every thread of the warp has exited
   bool printf = false;        // device printf ran
+};
+
+// Per-SM staging of a step's effects outside its CTA, for a parallel step phase (issue 6):
+// stepping with a stage, global stores are recorded here (loads read memory as it was before
+// the phase), instruction counts are added here and a fault is recorded here, so steps of
+// different CTAs can run on different host threads. KernelRun::commit() applies a stage; the
+// caller commits stages in a fixed order (SM index), so results do not depend on threads.
+struct StepStage {
+  struct Store {
+    uint64_t address;
+    uint32_t offset;  // into bytes
+    uint32_t size;
+  };
+  std::vector<Store> stores;
+  std::vector<uint8_t> bytes;
+  uint64_t warp_instructions = 0;
+  uint64_t thread_instructions = 0;
+  LaunchStatus status = LaunchStatus::kSuccess;  // first fault staged
+  std::string message;
+
+  bool empty() const {
+    return stores.empty() && warp_instructions == 0 && thread_instructions == 0 && status == LaunchStatus::kSuccess;
+  }
 };
 
 class KernelRun {
@@ -118,6 +145,15 @@ class KernelRun {
   // Executes that instruction. `out` (may be null) receives what the timing model needs.
   // Returns false when the kernel faulted (this step or before).
   bool step(uint32_t slot, uint32_t w, StepResult* out);
+  // The same, staging effects outside the CTA in `stage` (may be null: direct). Precondition:
+  // the instruction is not InstructionInfo::serial. Returns false when the kernel faulted,
+  // committed or staged. Concurrent calls are safe for different CTAs with different stages
+  // while nothing else of this run is called.
+  bool step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage);
+  // Applies a stage (stores in order, counters, its fault unless one came first) and clears it.
+  void commit(StepStage& stage);
+  // A memory observer is set (ExecutorOptions): steps call it, so they must stay on one thread.
+  bool observed() const;
   // Up to `budget` steps of warp w without results (the functional-only fast path); returns
   // the steps made (0: not ready or faulted).
   uint64_t run_warp(uint32_t slot, uint32_t w, uint64_t budget);

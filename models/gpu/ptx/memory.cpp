@@ -1,6 +1,7 @@
 #include "models/gpu/ptx/memory.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -31,8 +32,7 @@ void DeviceMemory::release(uint64_t address) {
   const uint64_t first = address / kPageBytes;
   const uint64_t last = (address + it->second - 1) / kPageBytes;
   for (uint64_t page = first; page <= last; ++page) pages_.erase(page);
-  cached_page_number_ = ~0ULL;
-  cached_page_ = nullptr;
+  cache_epoch_ = next_cache_epoch();  // pages are gone: every thread's cached page is stale
   allocations_.erase(it);
 }
 
@@ -50,13 +50,30 @@ void DeviceMemory::map(uint64_t address, uint64_t size) {
   }
 }
 
+namespace {
+// One-entry translation cache per host thread (SMs read global memory from several threads in
+// a parallel step phase; the map itself is only read then). An epoch names one DeviceMemory in
+// one mapping state: unique over the process, renewed when pages are unmapped.
+struct PageCache {
+  uint64_t epoch = 0;
+  uint64_t page_number = ~0ULL;
+  uint8_t* page = nullptr;
+};
+thread_local PageCache page_cache;
+std::atomic<uint64_t> epoch_source{0};
+}  // namespace
+
+uint64_t DeviceMemory::next_cache_epoch() { return epoch_source.fetch_add(1, std::memory_order_relaxed) + 1; }
+
 uint8_t* DeviceMemory::find_page(uint64_t page_number) const {
-  if (page_number == cached_page_number_) return cached_page_;
+  PageCache& cache = page_cache;
+  if (cache.epoch == cache_epoch_ && page_number == cache.page_number) return cache.page;
   auto it = pages_.find(page_number);
   if (it == pages_.end()) return nullptr;
-  cached_page_number_ = page_number;
-  cached_page_ = it->second.get();
-  return cached_page_;
+  cache.epoch = cache_epoch_;
+  cache.page_number = page_number;
+  cache.page = it->second.get();
+  return cache.page;
 }
 
 template <typename Visit>

@@ -81,9 +81,10 @@ class DeviceMemory final : public MemoryInterface {
   std::unordered_map<uint64_t, Page> pages_;  // page number -> bytes (never iterated)
   std::map<uint64_t, uint64_t> allocations_;  // base -> size, for release()
   uint64_t next_free_ = kHeapBase;
-  // One-entry translation cache: most accesses hit the page of the previous one.
-  mutable uint64_t cached_page_number_ = ~0ULL;
-  mutable uint8_t* cached_page_ = nullptr;
+  // Most accesses hit the page of the previous one: each host thread keeps a one-entry cache
+  // (memory.cpp) tagged with this epoch, so concurrent reads (a parallel SM phase) do not race.
+  static uint64_t next_cache_epoch();
+  uint64_t cache_epoch_ = next_cache_epoch();
 };
 
 }  // namespace gpuvp::ptx

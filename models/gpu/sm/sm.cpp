@@ -1,5 +1,7 @@
 #include "models/gpu/sm/sm.h"
 
+#include "models/gpu/sm/sm_stepper.h"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -239,6 +241,15 @@ struct Sm::Impl {
   bool retire_pending = true;
   PayloadPool pool;
   ptx::StepResult step;
+  // Effects of this SM's parallel phase on each kernel it runs, committed in its serial phase.
+  std::vector<std::pair<ptx::KernelRun*, ptx::StepStage>> stages;
+  // The cycle being ticked, between its two phases.
+  uint64_t t_wake = kNever;
+  bool t_issued_any = false;
+  uint32_t t_k = 0;           // first sub-core not yet scanned
+  bool t_suspended = false;   // the parallel phase stopped before a serial-only instruction
+  bool t_lsu_done = false;
+  bool t_lsu_busy = false;
 
   stats::Group& group;
   stats::Counter& cycles;
@@ -396,7 +407,22 @@ struct Sm::Impl {
     if (w.exited) retire_pending = true;  // a CTA is done only once all its warps exited
   }
 
-  void issue(uint32_t k, uint32_t slot, uint64_t c) {
+  // The stage for `run`'s effects in this SM's parallel phase (usually one kernel: one entry).
+  ptx::StepStage& stage_for(ptx::KernelRun& run) {
+    for (auto& entry : stages) {
+      if (entry.first == &run) return entry.second;
+    }
+    for (auto& entry : stages) {  // an entry of a finished kernel (always committed, empty)
+      if (entry.second.empty()) {
+        entry.first = &run;
+        return entry.second;
+      }
+    }
+    stages.emplace_back(&run, ptx::StepStage{});
+    return stages.back().second;
+  }
+
+  void issue(uint32_t k, uint32_t slot, uint64_t c, bool staged) {
     WarpSlot& w = warps[slot];
     CtaRecord& cta = ctas[w.cta];
     ptx::KernelRun& run = *cta.run;
@@ -405,7 +431,7 @@ struct Sm::Impl {
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
-    const bool ok = run.step(cta.slot, w.warp, &step);
+    const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run) : nullptr);
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
@@ -731,14 +757,12 @@ struct Sm::Impl {
     }
   }
 
-  // One core cycle. Returns the next cycle at which anything can happen without an outside
-  // event (c + 1 when busy; kNever when only a response or a launch can change things).
-  uint64_t tick(uint64_t c) {
-    apply_responses(c);
-    uint64_t wake = kNever;
-    bool busy = false;
-    bool issued_any = false;
-    for (uint32_t k = 0; k < subcores; ++k) {
+  // Sub-cores t_k.. of cycle c. Staged (the parallel phase): stops before issuing an
+  // instruction with shared side effects, leaving t_k at that sub-core; the serial phase
+  // redoes that sub-core's scan (check() is idempotent until something issues) and goes on.
+  void run_subcores(uint64_t c, bool staged) {
+    uint64_t& wake = t_wake;
+    for (uint32_t k = t_k; k < subcores; ++k) {
       auto& o = order[k];
       int first_reason = -1;
       bool first = true;
@@ -790,20 +814,53 @@ struct Sm::Impl {
         }
       }
       if (chosen != kNone) {
-        issue(k, chosen, c);
+        if (staged && warps[chosen].next->serial) {
+          t_k = k;
+          t_suspended = true;
+          return;
+        }
+        issue(k, chosen, c, staged);
         last_issued[k] = chosen;
         last_reason[k] = -1;
-        issued_any = true;
+        t_issued_any = true;
       } else {
         last_reason[k] = first ? kStallIdle : first_reason;
         ++*stall_counter[last_reason[k]];
       }
     }
-    if (issued_any) {
+    t_k = subcores;
+    t_suspended = false;
+  }
+
+  // Phase 1 of cycle c: this SM's state only.
+  void tick_parallel(uint64_t c) {
+    apply_responses(c);
+    t_wake = kNever;
+    t_issued_any = false;
+    t_k = 0;
+    t_suspended = false;
+    t_lsu_done = false;
+    run_subcores(c, true);
+    if (!t_suspended) {
+      t_lsu_busy = lsu_cycle(c);
+      t_lsu_done = true;
+    }
+  }
+
+  // Phase 2 of cycle c. Returns the next cycle at which anything can happen without an outside
+  // event (c + 1 when busy; kNever when only a response or a launch can change things).
+  uint64_t tick_serial(uint64_t c) {
+    for (auto& entry : stages) {
+      if (!entry.second.empty()) entry.first->commit(entry.second);
+    }
+    if (t_suspended) run_subcores(c, false);
+    if (!t_lsu_done) t_lsu_busy = lsu_cycle(c);
+    const uint64_t wake = t_wake;
+    bool busy = t_lsu_busy;
+    if (t_issued_any) {
       ++active_cycles;
       busy = true;
     }
-    if (lsu_cycle(c)) busy = true;
     if (send_cycle(c)) busy = true;
     if (!outgoing.empty() && !request_in_flight) busy = true;
     ++cycles;
@@ -820,6 +877,11 @@ struct Sm::Impl {
       return c + 1;
     }
     return wake;
+  }
+
+  uint64_t tick(uint64_t c) {
+    tick_parallel(c);
+    return tick_serial(c);
   }
 
   // Accounts `n` cycles identical to the last ticked one (nothing issued, nothing moved).
@@ -909,10 +971,35 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ++s.resident_warps;
   }
   s.retire_pending = true;
-  wake_.notify(sc_core::SC_ZERO_TIME);
+  notify_wake();
+}
+
+void Sm::notify_wake() {
+  if (stepper_ != nullptr) stepper_->wake(index_, impl_->clock.cycle_at(sc_core::sc_time_stamp()) + 1);
+  else wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sm::step_parallel(uint64_t c) { impl_->tick_parallel(c); }
+
+uint64_t Sm::step_serial(uint64_t c) {
+  const uint64_t next = impl_->tick_serial(c);
+  cycle_ = c;
+  return next;
+}
+
+void Sm::account_skipped(uint64_t n) { impl_->account_skipped(n); }
+
+bool Sm::idle() const { return impl_->idle(); }
+
+bool Sm::observed() const {
+  for (const auto& cta : impl_->ctas) {
+    if (cta.used && cta.run->observed()) return true;
+  }
+  return false;
 }
 
 void Sm::thread() {
+  if (stepper_ != nullptr) return;  // stepped by the GpuCore's SmStepper
   Impl& s = *impl_;
   using sc_core::sc_time_stamp;
   while (true) {
@@ -947,7 +1034,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
   if (phase == tlm::END_REQ) {
     s.request_in_flight = false;
     s.send_allowed = c + 1;
-    wake_.notify(sc_core::SC_ZERO_TIME);
+    notify_wake();
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::BEGIN_RESP) {
@@ -956,7 +1043,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
       s.send_allowed = c + 1;
     }
     s.response(gp, c);
-    wake_.notify(sc_core::SC_ZERO_TIME);
+    notify_wake();
     return tlm::TLM_COMPLETED;
   }
   return tlm::TLM_ACCEPTED;

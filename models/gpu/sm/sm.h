@@ -29,6 +29,15 @@
 // warp can issue before a known cycle (or only a memory response can change that), the SM
 // waits until then and accounts the skipped cycles exactly as if it had ticked them.
 //
+// Two phases per ticked cycle (issue 6): step_parallel() touches only this SM's state (global
+// stores, instruction counts and faults go to a per-kernel ptx::StepStage, loads read memory
+// as of the cycle's start; it stops before an instruction with shared side effects, see
+// InstructionInfo::serial); step_serial() commits the stage, issues what is left of the cycle
+// unstaged, and makes the TLM calls and CTA callbacks. Alone, an SM runs both phases in its
+// own SC_THREAD; in a GpuCore an SmStepper drives every SM (sm_stepper.h), the parallel
+// phases on a thread pool, the serial phases in SM-index order. Responses, END_REQ and CTA
+// launches take effect on the edge after they arrive, in both modes.
+//
 // Statistics (group "gpu.sm[i]"): cycles (cycles with resident warps), active_cycles (an
 // instruction issued), warp_instructions, thread_instructions, ipc, stall_{scoreboard,memory,
 // barrier,fu_busy,idle} (per sub-core cycle without issue, by the reason of the warp first
@@ -56,6 +65,8 @@
 #include "platform/stats/registry.h"
 
 namespace gpuvp::gpu {
+
+class SmStepper;
 
 // The translation stage on the SM's memory path (virtual -> physical line address). The
 // unified-memory issue puts the L1 TLB and the GMMU behind this interface.
@@ -98,15 +109,32 @@ class Sm : public sc_core::sc_module {
   // Core-clock edge at which this SM last did (or accounted) work.
   uint64_t last_cycle() const { return cycle_; }
 
+  // Stepper interface (SmStepper; call before the simulation starts): from then on the SM's
+  // own process does nothing and launches/responses call stepper->wake(index, cycle).
+  void set_stepper(SmStepper* stepper) { stepper_ = stepper; }
+  // Phase 1 of cycle `c`: touches only this SM's state (safe on any host thread).
+  void step_parallel(uint64_t c);
+  // Phase 2 of cycle `c` (the SystemC process): returns the next cycle at which the SM can act
+  // without an outside event (c + 1 when busy; ~0 when only a response or launch can wake it).
+  uint64_t step_serial(uint64_t c);
+  // Accounts `n` skipped cycles identical to the last ticked one.
+  void account_skipped(uint64_t n);
+  // No resident warps and no memory traffic in flight.
+  bool idle() const;
+  // A resident CTA's kernel has a memory observer: its steps must stay on the SystemC thread.
+  bool observed() const;
+
  private:
   struct Impl;
   void thread();
+  void notify_wake();
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   uint32_t index_;
   uint64_t cycle_ = 0;
   sc_core::sc_event wake_;  // CTA launched, memory response, END_REQ
   CtaDone cta_done_;
+  SmStepper* stepper_ = nullptr;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -111,6 +111,7 @@ GpuCore::GpuCore(sc_core::sc_module_name name, const SmParams& params, const Clo
     for (uint32_t i = first; i < first + size; ++i) sms_[i]->mem.bind(clusters_.back()->in);
   }
   scheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", params, core_clock, pointers, stats);
+  stepper_ = std::make_unique<SmStepper>("sm_stepper", params, core_clock, pointers);
 }
 
 GpuCore::~GpuCore() = default;

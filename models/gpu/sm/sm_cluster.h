@@ -9,7 +9,8 @@
 // request is forwarded. Responses are routed by GpuExtension::sm_id and completed at once.
 //
 // GpuCore: `sm.count` SMs in clusters of `sm.cluster_size`, the CTA scheduler over all of
-// them; bind each cluster(i).out to the memory side, then submit kernels.
+// them, and one SmStepper stepping every SM (`sim.threads` host threads); bind each
+// cluster(i).out to the memory side, then submit kernels.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,7 @@
 
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/sm/sm.h"
+#include "models/gpu/sm/sm_stepper.h"
 
 namespace gpuvp::gpu {
 
@@ -65,6 +67,7 @@ class GpuCore : public sc_core::sc_module {
   SmCluster& cluster(uint32_t i) { return *clusters_[i]; }
   Sm& sm(uint32_t i) { return *sms_[i]; }
   CtaScheduler& scheduler() { return *scheduler_; }
+  SmStepper& stepper() { return *stepper_; }
   // Queues a kernel; `done` runs when it completed.
   void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done);
   // Last core cycle any SM worked.
@@ -74,6 +77,7 @@ class GpuCore : public sc_core::sc_module {
   std::vector<std::unique_ptr<Sm>> sms_;
   std::vector<std::unique_ptr<SmCluster>> clusters_;
   std::unique_ptr<CtaScheduler> scheduler_;
+  std::unique_ptr<SmStepper> stepper_;
 };
 
 }  // namespace gpuvp::gpu

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "platform/config/params.h"
+#include "platform/parallel/thread_pool.h"
 
 namespace gpuvp::gpu {
 
@@ -41,6 +42,9 @@ struct SmParams {
   uint32_t l1_mshr_merges = 0;  // loads that may wait on one MSHR
   uint32_t lsu_queue = 0;       // memory instructions waiting for the L1; full: issue stalls
   bool idle_skip = true;        // jump over cycles in which nothing can happen
+  // Host threads stepping the SMs of a GpuCore (issue 6; results never depend on it).
+  uint32_t threads = 1;
+  parallel::Distribution distribution = parallel::Distribution::kStatic;
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -82,6 +86,11 @@ struct SmParams {
               "memory instructions queued at the L1; when full, memory instructions stall at issue");
     k.flag(&SmParams::idle_skip, "gpu.sm.idle_skip", true,
            "skip cycles in which no warp can issue (never changes a reported number)");
+    k.integer(&SmParams::threads, "sim.threads", 1, 1, 256,
+              "host threads stepping the SMs in parallel each core cycle (never changes a reported number)");
+    k.choice(&SmParams::distribution, "sim.sm_distribution", "static",
+             {{"static", parallel::Distribution::kStatic}, {"dynamic", parallel::Distribution::kDynamic}},
+             "how busy SMs are shared among the stepping threads: contiguous blocks or taken one by one");
   }
 
   // Peak rates count a fused multiply-add as two floating-point operations.

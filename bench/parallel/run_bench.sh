@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Parallel SM stepping (issue 6): wall time of `gpuvp run` on the timing benchmark's workloads
+# (bench/timing: vectorAdd 2^16 and 2^20, matmul 256, BFS) with 1 and 2 stepping threads
+# (sim.threads; also 4 with THREADS="1 2 4"), measured in this one run, and the ratio to 1
+# thread. Also checks that the statistics JSON is byte-identical for every thread count.
+# Runs alternate between thread counts and the best of REPEAT (default 2) is kept, to damp the
+# noise of a shared machine.
+#
+#   bench/parallel/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, nvcc)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../../build}" && pwd)
+nvcc=${GPUVP_NVCC:-/usr/local/cuda/bin/nvcc}
+threads_list=${THREADS:-1 2}
+repeat=${REPEAT:-2}
+distribution=${DISTRIBUTION:-static}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$nvcc" -cudart shared -o "$work/vector_add" "$here/../timing/vector_add.cu"
+"$nvcc" -cudart shared -o "$work/matmul" "$here/../timing/matmul.cu"
+bfs="$build/sw/workloads/bin/workload_bfs"
+
+echo "host: $(nproc) CPUs; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+header="%-22s %14s"
+for t in $threads_list; do header+=" %10s"; done
+for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
+args=(workload warp-instr)
+for t in $threads_list; do args+=("wall-${t}t"); done
+for t in $threads_list; do [ "$t" = 1 ] || args+=("1t/${t}t"); done
+printf "$header %s\n" "${args[@]}" "stats"
+
+bench() {  # name program args...
+  local name=$1
+  shift
+  declare -A best
+  for ((r = 0; r < repeat; ++r)); do
+    for t in $threads_list; do
+      local start end
+      start=$(date +%s.%N)
+      "$build/gpuvp" run --config v100 --threads "$t" --set "sim.sm_distribution=$distribution" \
+        --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err.txt" || {
+        echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err.txt"; exit 1; }
+      end=$(date +%s.%N)
+      local wall
+      wall=$(python3 -c "print(float('$end') - float('$start'))")
+      if [ -z "${best[$t]:-}" ] || python3 -c "import sys; sys.exit(0 if $wall < ${best[$t]} else 1)"; then best[$t]=$wall; fi
+    done
+  done
+  local walls=""
+  for t in $threads_list; do walls+="$t=${best[$t]} "; done
+  python3 - "$work" "$name" "$walls" <<'PY'
+import json, sys
+work, name, walls = sys.argv[1], sys.argv[2], sys.argv[3].split()
+best = {int(k): float(v) for k, v in (w.split("=") for w in walls)}
+def stripped(t):
+    j = json.load(open("%s/stats_%d.json" % (work, t)))
+    j["run"]["groups"].pop("bridge", None)  # host-side wall-clock counters
+    for k in j["kernels"]:
+        k["groups"].pop("bridge", None)
+    return json.dumps(j, sort_keys=True)
+threads = sorted(best)
+ref = stripped(threads[0])
+same = all(stripped(t) == ref for t in threads)
+warps = json.load(open("%s/stats_%d.json" % (work, threads[0])))["run"]["groups"]["gpu"]["counters"]["warp_instructions"]["value"]
+cols = ["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best[1] / best[t]) for t in threads if t != 1]
+print("%-22s %14d %s %s" % (name, warps, " ".join(cols), "identical" if same else "DIFFER"))
+if not same:
+    sys.exit(1)
+PY
+}
+bench "vectorAdd 2^16" "$work/vector_add" 65536
+bench "vectorAdd 2^20" "$work/vector_add" 1048576
+bench "matmul 256 (shared)" "$work/matmul" 256
+bench "bfs (irregular)" "$bfs"
+echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster)"

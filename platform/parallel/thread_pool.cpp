@@ -1,0 +1,111 @@
+#include "platform/parallel/thread_pool.h"
+
+#include <limits>
+#include <stdexcept>
+
+namespace gpuvp::parallel {
+
+const char* to_string(Distribution distribution) noexcept {
+  return distribution == Distribution::kStatic ? "static" : "dynamic";
+}
+
+Distribution parse_distribution(const std::string& text) {
+  if (text == "static") return Distribution::kStatic;
+  if (text == "dynamic") return Distribution::kDynamic;
+  throw std::invalid_argument("unknown SM work distribution '" + text + "' (expected static or dynamic)");
+}
+
+ThreadPool::ThreadPool(uint32_t threads) {
+  if (threads == 0) throw std::invalid_argument("ThreadPool: threads must be at least 1");
+  failed_index_.assign(threads, std::numeric_limits<size_t>::max());
+  failure_.resize(threads);
+  workers_.reserve(threads - 1);
+  for (uint32_t t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  start_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run_share(uint32_t thread) {
+  const std::function<void(size_t)>& body = *body_;
+  auto one = [&](size_t i) {
+    try {
+      body(i);
+    } catch (...) {
+      if (i < failed_index_[thread]) {
+        failed_index_[thread] = i;
+        failure_[thread] = std::current_exception();
+      }
+    }
+  };
+  if (distribution_ == Distribution::kStatic) {
+    const size_t n = threads();
+    const size_t begin = count_ * thread / n, end = count_ * (thread + 1) / n;
+    for (size_t i = begin; i < end; ++i) one(i);
+  } else {
+    for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
+         i = next_.fetch_add(1, std::memory_order_relaxed)) {
+      one(i);
+    }
+  }
+}
+
+void ThreadPool::worker(uint32_t thread) {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    run_share(thread);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::run(size_t count, Distribution distribution, const std::function<void(size_t)>& body) {
+  if (workers_.empty() || count < 2) {
+    for (size_t i = 0; i < count; ++i) body(i);  // nothing to share: no wake-up
+    return;
+  }
+  ++phases_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_ = count;
+    distribution_ = distribution;
+    body_ = &body;
+    next_.store(0, std::memory_order_relaxed);
+    for (auto& f : failed_index_) f = std::numeric_limits<size_t>::max();
+    for (auto& e : failure_) e = nullptr;
+    running_ = static_cast<uint32_t>(workers_.size());
+    ++generation_;
+  }
+  start_.notify_all();
+  run_share(0);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return running_ == 0; });
+    body_ = nullptr;
+  }
+  size_t lowest = std::numeric_limits<size_t>::max();
+  std::exception_ptr first;
+  for (size_t t = 0; t < failure_.size(); ++t) {
+    if (failure_[t] && failed_index_[t] < lowest) {
+      lowest = failed_index_[t];
+      first = failure_[t];
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace gpuvp::parallel
