@@ -19,12 +19,9 @@
 #include <utility>
 #include <vector>
 
-namespace gpuvp::trace {
+#include "platform/trace/trace_format.h"
 
-class TraceError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace gpuvp::trace {
 
 struct TraceFilter {
   std::vector<std::string> modules;                          // empty: every link

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "models/tlm/gpu_extension.h"
-#include "platform/trace/trace_filter.h"
 
 namespace gpuvp::trace {
 namespace {

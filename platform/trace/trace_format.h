@@ -15,10 +15,17 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace gpuvp::trace {
+
+// Bad trace options, unwritable or unreadable trace files.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 inline constexpr uint32_t kNoId = 0xffffffffu;
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Cost of transaction tracing under `gpuvp run` on the V100 preset, as ratios within this one
+# run: each workload runs with tracing off, everything traced (compact and JSON), and a narrow
+# filter (one L2 slice's input link; compact and JSON). Prints wall seconds (best of
+# $GPUVP_BENCH_REPEAT, default 3), the slowdown over tracing off, and the trace's size.
+# For comparison: MGPUSim's tracing slows it about 10x (752 MB for a small run); the aim here is
+# <= 1.5x with a narrow filter and compact output.
+#
+#   bench/trace/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, workloads)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../../build}" && pwd)
+repeat=${GPUVP_BENCH_REPEAT:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+best_wall() {  # trace-file options... -- program args: prints the best wall time in seconds
+  local best=""
+  for _ in $(seq "$repeat"); do
+    rm -f "$work"/trace.*
+    local start end
+    start=$(date +%s.%N)
+    "$build/gpuvp" run --config v100 "$@" > "$work/out.txt" 2> "$work/err.txt" || {
+      echo "gpuvp run $* failed" >&2; cat "$work/out.txt" "$work/err.txt" >&2; exit 1; }
+    end=$(date +%s.%N)
+    best=$(python3 -c "import sys; w=float(sys.argv[2])-float(sys.argv[1]); b=sys.argv[3]; print(w if b=='' or w<float(b) else b)" "$start" "$end" "$best")
+  done
+  echo "$best"
+}
+
+size_of() { if [ -f "$1" ]; then stat -c %s "$1"; else echo 0; fi; }
+
+printf '%-16s %-34s %9s %9s %14s\n' workload tracing wall-s slowdown trace-bytes
+bench() {  # name program args...
+  local name=$1
+  shift
+  local off
+  off=$(best_wall -- "$@")
+  printf '%-16s %-34s %9.2f %9s %14s\n' "$name" "off" "$off" "1.00x" "-"
+  row() {  # label file options...
+    local label=$1 file=$2
+    shift 2
+    local wall
+    wall=$(best_wall --trace "$file" "$@" -- "${program[@]}")
+    printf '%-16s %-34s %9.2f %8.2fx %14d\n' "$name" "$label" "$wall" "$(python3 -c "print($wall/$off)")" \
+      "$(size_of "$file")"
+  }
+  program=("$@")
+  row "everything, compact" "$work/trace.gvtrace"
+  row "everything, JSON" "$work/trace.json"
+  row "module=*l2_0.in, compact" "$work/trace.gvtrace" --trace-filter 'module=*l2_0.in'
+  row "module=*l2_0.in, JSON" "$work/trace.json" --trace-filter 'module=*l2_0.in'
+  row "every=64, compact" "$work/trace.gvtrace" --trace-filter 'every=64'
+}
+bench "vector_add" "$build/sw/workloads/bin/workload_vector_add"
+bench "bfs" "$build/sw/workloads/bin/workload_bfs"
+echo "(wall: the whole gpuvp run, platform start-up and host program included; best of $repeat)"
