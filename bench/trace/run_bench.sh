@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Cost of transaction tracing under `gpuvp run` on the V100 preset, as ratios within this one
-# run: each workload runs with tracing off, everything traced (compact and JSON), and a narrow
+# run: each workload (bench/timing's vectorAdd, sw/workloads' bfs) runs with tracing off, everything traced (compact and JSON), and a narrow
 # filter (one L2 slice's input link; compact and JSON). Prints wall seconds (best of
 # $GPUVP_BENCH_REPEAT, default 3), the slowdown over tracing off, and the trace's size.
 # For comparison: MGPUSim's tracing slows it about 10x (752 MB for a small run); the aim here is
 # <= 1.5x with a narrow filter and compact output.
 #
-#   bench/trace/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, workloads)
+#   bench/trace/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, nvcc, workload_bfs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
@@ -52,6 +52,8 @@ bench() {  # name program args...
   row "module=*l2_0.in, JSON" "$work/trace.json" --trace-filter 'module=*l2_0.in'
   row "every=64, compact" "$work/trace.gvtrace" --trace-filter 'every=64'
 }
-bench "vector_add" "$build/sw/workloads/bin/workload_vector_add"
+nvcc=${GPUVP_NVCC:-/usr/local/cuda/bin/nvcc}
+"$nvcc" -cudart shared -o "$work/vector_add" "$here/../timing/vector_add.cu"
+bench "vectorAdd 2^18" "$work/vector_add" 262144
 bench "bfs" "$build/sw/workloads/bin/workload_bfs"
 echo "(wall: the whole gpuvp run, platform start-up and host program included; best of $repeat)"

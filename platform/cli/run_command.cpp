@@ -124,6 +124,9 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
       ->type_name("TERM");
   command_->add_option("--trace-summary", trace_summary_path_,
                        "write per-link transaction counts, bytes and latency histograms to this file ('-': stderr)");
+  command_->add_option("--trace-vcd", trace_vcd_path_,
+                       "write a VCD file (name ending .vcd) of kernel running, CTAs resident and per-link busy/in "
+                       "flight, through SystemC's sc_trace");
   command_->add_option("--trace-window", trace_window_ns_, "simulated ns per sample of the trace's counter tracks")
       ->default_val(1000)
       ->check(CLI::Range(0.001, 1e9));
@@ -163,16 +166,18 @@ int RunCommand::execute() const {
 
   // The recorder outlives the platform (its monitors report to it until the end).
   std::unique_ptr<trace::TraceRecorder> recorder;
-  if (!trace_filters_.empty() && trace_path_.empty() && trace_summary_path_.empty()) {
-    std::cerr << "gpuvp run: --trace-filter needs --trace FILE or --trace-summary FILE\n";
+  const bool tracing = !trace_path_.empty() || !trace_summary_path_.empty() || !trace_vcd_path_.empty();
+  if (!trace_filters_.empty() && !tracing) {
+    std::cerr << "gpuvp run: --trace-filter needs --trace FILE, --trace-summary FILE or --trace-vcd FILE\n";
     return 1;
   }
-  if (!trace_path_.empty() || !trace_summary_path_.empty()) {
+  if (tracing) {
     try {
       trace::TraceOptions options;
       options.path = trace_path_;
       options.filter = trace::TraceFilter::parse(trace_filters_);
       options.counter_window_ps = static_cast<uint64_t>(trace_window_ns_ * 1000.0 + 0.5);
+      options.vcd_path = trace_vcd_path_;
       recorder = std::make_unique<trace::TraceRecorder>(std::move(options));
     } catch (const trace::TraceError& e) {
       std::cerr << "gpuvp run: " << e.what() << "\n";
@@ -256,6 +261,7 @@ int RunCommand::execute() const {
                 << transactions << " transaction(s), " << recorder->kernels() << " kernel(s), " << recorder->ctas()
                 << " CTA(s))\n";
     }
+    if (!trace_vcd_path_.empty()) std::cerr << "gpuvp run: VCD written to " << trace_vcd_path_ << "\n";
     if (trace_summary_path_ == "-") {
       std::cerr << recorder->summary();
     } else if (!trace_summary_path_.empty()) {

@@ -3,7 +3,8 @@
 // libcudart.so.13, preserves the program's stdout, stderr and exit code, and writes statistics.
 // Tracing: `--trace out.json` (Chrome/Perfetto trace-event JSON; any other extension: compact
 // binary, see `gpuvp trace-convert`), `--trace-filter TERM` (platform/trace/trace_filter.h),
-// `--trace-summary FILE|-` (per-link counts, bytes, latency histograms).
+// `--trace-summary FILE|-` (per-link counts, bytes, latency histograms), `--trace-vcd out.vcd`
+// (busy flags and levels through SystemC's sc_trace).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,7 @@ class RunCommand {
   std::string trace_path_;
   std::vector<std::string> trace_filters_;
   std::string trace_summary_path_;
+  std::string trace_vcd_path_;
   double trace_window_ns_ = 1000;
   std::vector<std::string> program_;
 };

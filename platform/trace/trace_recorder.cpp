@@ -1,9 +1,12 @@
 #include "platform/trace/trace_recorder.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
+
+#include <sysc/tracing/sc_tracing_ids.h>
 
 #include "models/tlm/gpu_extension.h"
 
@@ -11,13 +14,56 @@ namespace gpuvp::trace {
 
 TraceRecorder::TraceRecorder(TraceOptions options) : options_(std::move(options)) {
   if (options_.counter_window_ps == 0) throw TraceError("trace: the counter window must be above 0 ps");
+  const std::string& vcd = options_.vcd_path;
+  if (!vcd.empty() && (vcd.size() <= 4 || vcd.compare(vcd.size() - 4, 4, ".vcd") != 0)) {
+    throw TraceError(vcd + ": the VCD file's name must end in .vcd");
+  }
+  if (!vcd.empty()) {
+    // Fail now, not inside SystemC (which terminates the process when it cannot open the file).
+    std::FILE* probe = std::fopen(vcd.c_str(), "w");
+    if (probe == nullptr) throw TraceError(vcd + ": cannot open the VCD file for writing");
+    std::fclose(probe);
+  }
   if (!options_.path.empty()) writer_ = make_writer(options_.path);
 }
 
+// The VCD file belongs to the simulation context and is closed by finish(); one left open when
+// the run failed is the context's to delete.
 TraceRecorder::~TraceRecorder() = default;
 
+namespace {
+// A VCD identifier: letters, digits and '_' only.
+std::string vcd_name(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+  return out;
+}
+}  // namespace
+
+void TraceRecorder::open_vcd() {
+  if (options_.vcd_path.empty() || vcd_ != nullptr) return;
+  // SystemC reports the timescale as an information message on stdout, which is the program's.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_TIMESCALE_DEFAULT_, sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_TIMESCALE_UNIT_, sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
+  const std::string base = options_.vcd_path.substr(0, options_.vcd_path.size() - 4);
+  vcd_ = sc_core::sc_create_vcd_trace_file(base.c_str());
+  vcd_->set_time_unit(1, sc_core::SC_PS);
+  sc_core::sc_trace(vcd_, vcd_kernels_running_, "gpu.kernel_running", 8);
+  sc_core::sc_trace(vcd_, vcd_ctas_resident_, "gpu.ctas_resident", 16);
+}
+
+void TraceRecorder::set_in_flight(uint32_t link, uint32_t up, uint32_t down) {
+  if (vcd_ == nullptr) return;
+  vcd_in_flight_[link] = vcd_in_flight_[link] + up - down;
+  vcd_busy_[link] = vcd_in_flight_[link] != 0;
+}
+
 uint32_t TraceRecorder::add_link(const std::string& initiator, const std::string& target, const std::string& kind) {
-  if (finished_ || !options_.filter.link_matches(initiator, target)) return kNotTraced;
+  if (finished_) return kNotTraced;
+  open_vcd();
+  if (!options_.filter.link_matches(initiator, target)) return kNotTraced;
   const uint32_t id = static_cast<uint32_t>(links_.size());
   LinkSummary summary;
   summary.initiator = initiator;
@@ -30,6 +76,18 @@ uint32_t TraceRecorder::add_link(const std::string& initiator, const std::string
   if (known == kinds_.end()) kinds_.push_back(Kind{kind, 0, {}});
   states_.push_back(std::move(state));
   if (writer_) writer_->link(id, initiator, target, kind);
+  if (vcd_ != nullptr) {
+    vcd_in_flight_.push_back(0);
+    vcd_busy_.push_back(false);
+    auto tail = [](const std::string& path) {
+      const size_t last = path.rfind('.');
+      const size_t before = last == std::string::npos || last == 0 ? std::string::npos : path.rfind('.', last - 1);
+      return before == std::string::npos ? path : path.substr(before + 1);
+    };
+    const std::string name = vcd_name(kind + "__" + tail(initiator) + "__" + tail(target));
+    sc_core::sc_trace(vcd_, vcd_busy_.back(), name + "_busy");
+    sc_core::sc_trace(vcd_, vcd_in_flight_.back(), name + "_in_flight", 16);
+  }
   return id;
 }
 
@@ -92,11 +150,13 @@ void TraceRecorder::phase(uint32_t link, tlm::tlm_generic_payload& gp, TracePhas
       state.lanes[stale->second.record.lane] = false;
       ++links_[link].unfinished;
       --kinds_[state.kind].in_flight;
+      set_in_flight(link, 0, 1);
       state.open.erase(stale);
     }
     state.open.emplace(&gp, open);
     Kind& kind = kinds_[state.kind];
     ++kind.in_flight;
+    set_in_flight(link, 1, 0);
     Window& w = window(kind, ps);
     w.max_in_flight = std::max(w.max_in_flight, kind.in_flight);
     return;
@@ -151,6 +211,7 @@ void TraceRecorder::close(uint32_t link, LinkState& state, Open& open, uint64_t 
   ++s.latency_histogram[bucket];
   Kind& kind = kinds_[state.kind];
   --kind.in_flight;
+  set_in_flight(link, 0, 1);
   window(kind, r.begin_resp_ps).bytes += r.length;
   if (writer_) writer_->transaction(r);
 }
@@ -161,6 +222,7 @@ void TraceRecorder::kernel_begin(uint64_t kernel_id, const std::string& name, co
   kernel_selected_[kernel_id] = selected;
   if (!selected || !options_.filter.time_matches(at.value())) return;
   kernel_begin_ps_[kernel_id] = at.value();
+  ++vcd_kernels_running_;
   if (writer_) writer_->kernel_name(kernel_id, name);
 }
 
@@ -172,6 +234,7 @@ void TraceRecorder::kernel_end(uint64_t kernel_id, const sc_core::sc_time& at) {
   r.end_ps = std::max<uint64_t>(at.value(), r.begin_ps);
   r.kernel_id = kernel_id;
   kernel_begin_ps_.erase(it);
+  --vcd_kernels_running_;
   ++kernels_traced_;
   if (writer_) writer_->span(r);
 }
@@ -180,6 +243,7 @@ void TraceRecorder::cta_begin(uint32_t sm, uint64_t kernel_id, uint64_t cta, con
   if (finished_ || !kernel_traced(kernel_id) || !options_.filter.time_matches(at.value())) return;
   if (sm >= sm_lanes_.size()) sm_lanes_.resize(sm + 1);
   cta_open_[{sm, {kernel_id, cta}}] = {at.value(), take_lane(sm_lanes_[sm])};
+  ++vcd_ctas_resident_;
 }
 
 void TraceRecorder::cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) {
@@ -194,6 +258,7 @@ void TraceRecorder::cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const
   r.lane = it->second.second;
   sm_lanes_[sm][r.lane] = false;
   cta_open_.erase(it);
+  --vcd_ctas_resident_;
   ++ctas_traced_;
   if (writer_) writer_->span(r);
 }
@@ -202,6 +267,10 @@ void TraceRecorder::finish() {
   if (finished_) return;
   finished_ = true;
   for (size_t i = 0; i < states_.size(); ++i) links_[i].unfinished += states_[i].open.size();
+  if (vcd_ != nullptr) {
+    sc_core::sc_close_vcd_trace_file(vcd_);
+    vcd_ = nullptr;
+  }
   if (!writer_) return;
   // Counter tracks: per link kind, bandwidth and the most requests in flight in each window;
   // a window without activity after an active one reads zero, so graphs fall back.

@@ -9,12 +9,18 @@
 //   ... simulate ...
 //   recorder.finish();                          // counters, metadata, close; then summary()
 //
+// VCD (TraceOptions::vcd_path, SystemC's sc_trace): the platform has no signal-level ports, so
+// the recorder keeps the few level-like things as traced variables — gpu.kernel_running,
+// gpu.ctas_resident, and per traced link `<kind>__<initiator>__<target>_busy` (a traced
+// transaction in flight) and `_in_flight` — sampled by SystemC at each simulated time step.
+//
 // Deterministic: links are numbered in binding order, lanes are the lowest free, and nothing is
-// written from an unordered container.
+// written from an unordered container (a VCD file's $date line is the wall-clock date).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +37,7 @@ struct TraceOptions {
   std::string path;           // ".json": trace-event JSON; anything else: compact binary; empty: none
   TraceFilter filter;
   uint64_t counter_window_ps = 1000000;  // counter tracks sample once per this much simulated time
+  std::string vcd_path;       // ends in ".vcd"; empty: no VCD
 };
 
 class TraceRecorder : public TraceObserver {
@@ -51,7 +58,7 @@ class TraceRecorder : public TraceObserver {
     uint64_t unfinished = 0;  // still open at finish()
   };
 
-  // Throws TraceError when the file cannot be opened.
+  // Throws TraceError when the file cannot be opened or the VCD name does not end in ".vcd".
   explicit TraceRecorder(TraceOptions options);
   ~TraceRecorder() override;
   TraceRecorder(const TraceRecorder&) = delete;
@@ -102,6 +109,8 @@ class TraceRecorder : public TraceObserver {
   static uint32_t take_lane(std::vector<bool>& lanes);
   Window& window(Kind& kind, uint64_t ps) { return kind.windows[ps / options_.counter_window_ps]; }
   bool kernel_traced(uint64_t kernel_id) const;
+  void open_vcd();  // at the first add_link: inside the simulation's context, before it starts
+  void set_in_flight(uint32_t link, uint32_t delta_up, uint32_t delta_down);
 
   TraceOptions options_;
   std::unique_ptr<TraceWriter> writer_;
@@ -114,6 +123,11 @@ class TraceRecorder : public TraceObserver {
   std::map<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>, std::pair<uint64_t, uint32_t>>
       cta_open_;                                    // (sm, (kernel, cta)) -> (begin, lane)
   std::vector<std::vector<bool>> sm_lanes_;
+  sc_core::sc_trace_file* vcd_ = nullptr;
+  uint32_t vcd_kernels_running_ = 0;
+  uint32_t vcd_ctas_resident_ = 0;
+  std::deque<uint32_t> vcd_in_flight_;  // per link; deque: stable addresses for sc_trace
+  std::deque<bool> vcd_busy_;
   uint64_t kernels_traced_ = 0;
   uint64_t ctas_traced_ = 0;
 };

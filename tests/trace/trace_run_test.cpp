@@ -67,7 +67,7 @@ TEST(TraceRun, VectorAddTraceAgreesWithTheStatistics) {
   const ProcessResult plain = gpuvp_run({"--stats", temp("plain_stats.json")});
   ASSERT_EQ(plain.exit_code, 0) << describe(plain);
   const ProcessResult traced = gpuvp_run({"--stats", temp("traced_stats.json"), "--trace", temp("trace.json"),
-                                          "--trace-summary", temp("summary.txt")});
+                                          "--trace-summary", temp("summary.txt"), "--trace-vcd", temp("run.vcd")});
   ASSERT_EQ(traced.exit_code, 0) << describe(traced);
   EXPECT_NE(traced.err.find("trace written to"), std::string::npos) << describe(traced);
   // Tracing changes nothing the model does: the statistics are byte-identical but for the
@@ -119,6 +119,14 @@ TEST(TraceRun, VectorAddTraceAgreesWithTheStatistics) {
   EXPECT_GT(ctas, 0u);
   EXPECT_TRUE(dram_counter);
 
+  const std::string vcd = slurp(temp("run.vcd"));
+  for (const char* name : {"kernel_running", "ctas_resident", "dram__l2_0_dram__hbm_socket_busy",
+                           "sm__sm_0_mem__cluster_0_in_in_flight"}) {
+    EXPECT_TRUE(std::regex_search(vcd, std::regex(std::string("\\$var wire +[0-9]+ +[a-z]+ +") + name + " ")))
+        << name;
+  }
+  EXPECT_EQ(plain.out, traced.out) << "the VCD writer printed on the program's stdout";
+
   const std::string summary = slurp(temp("summary.txt"));
   EXPECT_NE(summary.find("trace summary: "), std::string::npos) << summary;
   EXPECT_NE(summary.find("latency ns:"), std::string::npos) << summary;
@@ -155,6 +163,9 @@ TEST(TraceRun, BadTraceOptionsAreErrorsBeforeTheProgramRuns) {
   const ProcessResult bad = gpuvp_run({"--trace", temp("x.json"), "--trace-filter", "every=0"});
   EXPECT_EQ(bad.exit_code, 1) << describe(bad);
   EXPECT_NE(bad.err.find("--trace-filter 'every=0'"), std::string::npos) << describe(bad);
+  const ProcessResult vcd = gpuvp_run({"--trace-vcd", temp("x.txt")});
+  EXPECT_EQ(vcd.exit_code, 1) << describe(vcd);
+  EXPECT_NE(vcd.err.find("must end in .vcd"), std::string::npos) << describe(vcd);
   const ProcessResult alone = gpuvp_run({"--trace-filter", "module=*"});
   EXPECT_EQ(alone.exit_code, 1) << describe(alone);
   EXPECT_NE(alone.err.find("--trace-filter needs --trace"), std::string::npos) << describe(alone);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,60 @@ TEST(TraceRecorder, KernelsAndCtasBecomeSpansInLanes) {
   EXPECT_EQ(lane["cta 1"], 1);
   EXPECT_EQ(lane["cta 2"], 0);
   EXPECT_EQ(test::check_nesting(trace), "");
+}
+
+// The identifier SystemC's VCD writer gave the variable `name`, from its $var line.
+std::string vcd_id(const std::string& vcd, const std::string& name) {
+  std::istringstream lines(vcd);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string var, type, width, id, var_name;
+    if (words >> var >> type >> width >> id >> var_name && var == "$var" && var_name == name) return id;
+  }
+  return {};
+}
+
+TEST(TraceRecorder, VcdShowsBusyFlagsAndLevels) {
+  Simulation sim;
+  TraceOptions options;
+  options.vcd_path = temp("busy.vcd");
+  TraceRecorder recorder(options);
+  Initiator cpu("cpu", Protocol::AT);
+  MemoryTarget mem("mem", sc_time(20, SC_NS));
+  std::vector<std::unique_ptr<TlmMonitor>> monitors;
+  bind_traced(cpu.socket, mem.socket, &recorder, monitors, "test");
+  sim.run([&] {
+    sc_core::wait(sc_time(5, SC_NS));
+    recorder.kernel_begin(1, "k", sc_core::sc_time_stamp());
+    cpu.write32(0x100, 1);  // busy from 5 ns to 25 ns
+    sc_core::wait(sc_time(10, SC_NS));
+    recorder.kernel_end(1, sc_core::sc_time_stamp());
+    sc_core::wait(sc_time(10, SC_NS));
+  });
+  recorder.finish();
+  const std::string vcd = test::slurp(options.vcd_path);
+  const std::string busy = vcd_id(vcd, "test__cpu_socket__mem_socket_busy");
+  const std::string level = vcd_id(vcd, "test__cpu_socket__mem_socket_in_flight");
+  const std::string kernel = vcd_id(vcd, "kernel_running");
+  ASSERT_FALSE(busy.empty()) << vcd;
+  ASSERT_FALSE(level.empty()) << vcd;
+  ASSERT_FALSE(kernel.empty()) << vcd;
+  EXPECT_NE(vcd.find("#5000\n"), std::string::npos) << vcd;
+  const size_t at5 = vcd.find("#5000\n");
+  const size_t at25 = vcd.find("#25000\n");
+  ASSERT_NE(at25, std::string::npos) << vcd;
+  const std::string during = vcd.substr(at5, at25 - at5);
+  EXPECT_NE(during.find("1" + busy + "\n"), std::string::npos) << vcd;
+  EXPECT_NE(vcd.substr(at25).find("0" + busy + "\n"), std::string::npos) << vcd;
+}
+
+TEST(TraceRecorder, VcdNameMustEndInVcd) {
+  TraceOptions options;
+  options.vcd_path = temp("busy.txt");
+  EXPECT_THROW(TraceRecorder recorder(options), TraceError);
+  options.vcd_path = "/nonexistent-dir/x.vcd";
+  EXPECT_THROW(TraceRecorder recorder(options), TraceError);
 }
 
 TEST(TraceFilter, ParsesEveryTerm) {
