@@ -8,6 +8,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/gpu/command_processor/command_processor.h"
+#include "models/tlm/tlm_monitor.h"
 #include "models/uvm/pcie/pcie_link.h"
 #include "platform/bridge/bridge.h"
 
@@ -49,7 +50,9 @@ struct PlatformServer::Impl {
   std::unique_ptr<IdleInitiator> host;
   std::unique_ptr<NoBar> bar;
 
-  Impl(const PlatformParams& params, stats::Registry& registry) : stats(registry) {
+  std::vector<std::unique_ptr<TlmMonitor>> monitors;  // traced links (none when tracing is off)
+
+  Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer) : stats(registry) {
     // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
     context = new sc_core::sc_simcontext();
     sc_core::sc_curr_simcontext = context;
@@ -63,11 +66,11 @@ struct PlatformServer::Impl {
 
     bridge = std::make_unique<Bridge>("bridge", params, stats);
     pcie = std::make_unique<uvm::PcieLink>("pcie", params.pcie, stats, "pcie");
-    command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats);
+    command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats, tracer);
     host = std::make_unique<IdleInitiator>("host");
     bar = std::make_unique<NoBar>("bar");
     bridge->command_out.bind(command_processor->command_in);
-    command_processor->dma_out.bind(pcie->device_in);
+    bind_traced(command_processor->dma_out, pcie->device_in, tracer, monitors, "pcie");
     pcie->host_out.bind(bridge->host_memory);
     host->socket.bind(pcie->host_in);
     pcie->device_out.bind(bar->socket);
@@ -79,6 +82,7 @@ struct PlatformServer::Impl {
     bar.reset();
     host.reset();
     command_processor.reset();
+    monitors.clear();
     pcie.reset();
     bridge.reset();
     stats.set_time_source({});
@@ -120,8 +124,8 @@ struct PlatformServer::Impl {
   }
 };
 
-PlatformServer::PlatformServer(const PlatformParams& params, stats::Registry& stats)
-    : impl_(std::make_unique<Impl>(params, stats)) {}
+PlatformServer::PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer)
+    : impl_(std::make_unique<Impl>(params, stats, tracer)) {}
 
 PlatformServer::~PlatformServer() = default;
 

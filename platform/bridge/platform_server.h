@@ -22,6 +22,10 @@
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
+namespace gpuvp {
+class TraceObserver;
+}
+
 namespace gpuvp::bridge {
 
 // Thread-safe counters for monitoring a running platform (tests, `gpuvp serve`).
@@ -40,7 +44,8 @@ class PlatformServer {
   // Builds the platform and starts serving the socket (clients may connect before run(); their
   // commands execute once run() is called). Throws std::runtime_error when the socket or the
   // shared region cannot be created.
-  PlatformServer(const PlatformParams& params, stats::Registry& stats);
+  // `tracer` (optional, outlives the server): transactions, kernels and CTAs are traced to it.
+  PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer = nullptr);
   ~PlatformServer();
   PlatformServer(const PlatformServer&) = delete;
   PlatformServer& operator=(const PlatformServer&) = delete;

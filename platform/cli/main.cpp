@@ -22,6 +22,7 @@
 #include "platform/derived_figures.h"
 #include "platform/pcie_sweep.h"
 #include "platform/platform_params.h"
+#include "platform/trace/trace_format.h"
 
 namespace {
 
@@ -179,6 +180,14 @@ int main(int argc, char** argv) {
   gpuvp::cli::RunCommand run_command(app, loader);
   gpuvp::cli::ValidateCommand validate_command(app, loader);
 
+  // gpuvp trace-convert in.gvtrace out.json
+  std::string convert_in;
+  std::string convert_out;
+  CLI::App* convert = app.add_subcommand(
+      "trace-convert", "convert a compact trace (gpuvp run --trace out.gvtrace) to Chrome/Perfetto JSON");
+  convert->add_option("input", convert_in, "compact trace file")->required();
+  convert->add_option("output", convert_out, "JSON file to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -225,6 +234,14 @@ int main(int argc, char** argv) {
     } else if (*sweep) {
       const auto config = sweep_options.load(loader);
       return run_sweep(config, gpuvp::PlatformParams::load(config), sweep_bytes_text, sweep_stats_path);
+    } else if (*convert) {
+      try {
+        const auto writer = gpuvp::trace::make_json_writer(convert_out);
+        gpuvp::trace::convert_compact_trace(convert_in, *writer);
+      } catch (const gpuvp::trace::TraceError& e) {
+        std::cerr << "gpuvp trace-convert: " << e.what() << "\n";
+        return 1;
+      }
     } else if (*info) {
       const auto config = info_options.load(loader);
       print_info(config, gpuvp::PlatformParams::load(config), info_json);

@@ -13,12 +13,14 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 
 #include "gpuvp/device.h"
 #include "platform/bridge/platform_server.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
+#include "platform/trace/trace_recorder.h"
 
 extern char** environ;
 
@@ -113,8 +115,25 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
       loader_(loader) {
   config_options_.add_to(*command_, false);
   command_->add_option("--stats", stats_path_, "write the statistics JSON to this file when the program ends");
+  command_->add_option("--trace", trace_path_,
+                       "trace TLM transactions, kernels and CTAs to this file (.json: Chrome/Perfetto trace "
+                       "events; other names: compact binary for `gpuvp trace-convert`)");
+  command_->add_option("--trace-filter", trace_filters_,
+                       "keep only some of the trace (repeatable, or comma-separated): module=GLOB, addr=LO-HI, "
+                       "kernel=ID|GLOB, time=BEGIN-END (e.g. 10us-20us), every=N")
+      ->type_name("TERM");
+  command_->add_option("--trace-summary", trace_summary_path_,
+                       "write per-link transaction counts, bytes and latency histograms to this file ('-': stderr)");
+  command_->add_option("--trace-vcd", trace_vcd_path_,
+                       "write a VCD file (name ending .vcd) of kernel running, CTAs resident and per-link busy/in "
+                       "flight, through SystemC's sc_trace");
+  command_->add_option("--trace-window", trace_window_ns_, "simulated ns per sample of the trace's counter tracks")
+      ->default_val(1000)
+      ->check(CLI::Range(0.001, 1e9));
   command_->add_option("program", program_, "-- ./app args...")->required();
-  command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024");
+  command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024\n"
+                   "         gpuvp run --trace trace.json --trace-filter module=*l2_0* -- ./vector_add 1024\n"
+                   "         (open trace.json in https://ui.perfetto.dev or chrome://tracing)");
 }
 
 int RunCommand::execute() const {
@@ -145,8 +164,29 @@ int RunCommand::execute() const {
     return 1;
   }
 
+  // The recorder outlives the platform (its monitors report to it until the end).
+  std::unique_ptr<trace::TraceRecorder> recorder;
+  const bool tracing = !trace_path_.empty() || !trace_summary_path_.empty() || !trace_vcd_path_.empty();
+  if (!trace_filters_.empty() && !tracing) {
+    std::cerr << "gpuvp run: --trace-filter needs --trace FILE, --trace-summary FILE or --trace-vcd FILE\n";
+    return 1;
+  }
+  if (tracing) {
+    try {
+      trace::TraceOptions options;
+      options.path = trace_path_;
+      options.filter = trace::TraceFilter::parse(trace_filters_);
+      options.counter_window_ps = static_cast<uint64_t>(trace_window_ns_ * 1000.0 + 0.5);
+      options.vcd_path = trace_vcd_path_;
+      recorder = std::make_unique<trace::TraceRecorder>(std::move(options));
+    } catch (const trace::TraceError& e) {
+      std::cerr << "gpuvp run: " << e.what() << "\n";
+      return 1;
+    }
+  }
+
   stats::Registry stats;
-  bridge::PlatformServer server(params, stats);
+  bridge::PlatformServer server(params, stats, recorder.get());
 
   // The program's environment: ours, plus the socket and the library path.
   std::vector<std::string> environment;
@@ -207,6 +247,32 @@ int RunCommand::execute() const {
                       "kernel time is an estimate.\n");
   const std::string summary = server.stats_summary();
   if (!summary.empty()) std::cerr << summary;
+  if (recorder) {
+    try {
+      recorder->finish();
+    } catch (const trace::TraceError& e) {
+      std::cerr << "gpuvp run: " << e.what() << "\n";
+      return code != 0 ? code : 1;
+    }
+    uint64_t transactions = 0;
+    for (const auto& link : recorder->links()) transactions += link.transactions;
+    if (!trace_path_.empty()) {
+      std::cerr << "gpuvp run: trace written to " << trace_path_ << " (" << recorder->links().size() << " link(s), "
+                << transactions << " transaction(s), " << recorder->kernels() << " kernel(s), " << recorder->ctas()
+                << " CTA(s))\n";
+    }
+    if (!trace_vcd_path_.empty()) std::cerr << "gpuvp run: VCD written to " << trace_vcd_path_ << "\n";
+    if (trace_summary_path_ == "-") {
+      std::cerr << recorder->summary();
+    } else if (!trace_summary_path_.empty()) {
+      std::ofstream out(trace_summary_path_, std::ios::binary);
+      out << recorder->summary();
+      if (!out) {
+        std::cerr << trace_summary_path_ << ": error: cannot write the trace summary\n";
+        return code != 0 ? code : 1;
+      }
+    }
+  }
   if (!stats_path_.empty()) {
     std::ofstream out(stats_path_, std::ios::binary);
     out << server.stats_json();

@@ -1,6 +1,10 @@
 // `gpuvp run [--config v100] [--set k=v]... [--stats out.json] -- ./app args...`: starts the
 // platform, runs an unmodified CUDA program (built with `nvcc -cudart shared`) against gpuvp's
 // libcudart.so.13, preserves the program's stdout, stderr and exit code, and writes statistics.
+// Tracing: `--trace out.json` (Chrome/Perfetto trace-event JSON; any other extension: compact
+// binary, see `gpuvp trace-convert`), `--trace-filter TERM` (platform/trace/trace_filter.h),
+// `--trace-summary FILE|-` (per-link counts, bytes, latency histograms), `--trace-vcd out.vcd`
+// (busy flags and levels through SystemC's sc_trace).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,6 +32,11 @@ class RunCommand {
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
   std::string stats_path_;
+  std::string trace_path_;
+  std::vector<std::string> trace_filters_;
+  std::string trace_summary_path_;
+  std::string trace_vcd_path_;
+  double trace_window_ns_ = 1000;
   std::vector<std::string> program_;
 };
 

@@ -145,12 +145,13 @@ struct CommandProcessor::Stats {
   }
 };
 
-CommandProcessor::CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats)
+CommandProcessor::CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats,
+                                   TraceObserver* tracer)
     : sc_module(name), command_in("command_in"), dma_out("dma_out"), params_(params), registry_(stats),
       stats_(std::make_unique<Stats>(stats)) {
   command_in.register_b_transport(this, &CommandProcessor::b_transport);
   if (params_.command_processor.kernel_model == KernelModel::kTiming) {
-    timing_ = std::make_unique<GpuTiming>("timing", params_, ClockDomains::from(params_), stats);
+    timing_ = std::make_unique<GpuTiming>("timing", params_, ClockDomains::from(params_), stats, tracer);
   }
 }
 

@@ -34,6 +34,7 @@
 
 #include "gpuvp/device.h"
 #include "models/gpu/command_processor/transactions.h"
+#include "models/tlm/trace_observer.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
@@ -46,7 +47,9 @@ class CommandProcessor : public sc_core::sc_module {
   tlm_utils::simple_target_socket<CommandProcessor> command_in;
   tlm_utils::simple_initiator_socket<CommandProcessor> dma_out;
 
-  CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats);
+  // `tracer` (optional) is handed to the timing model (see GpuTiming).
+  CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats,
+                   TraceObserver* tracer = nullptr);
   ~CommandProcessor() override;
   CommandProcessor(const CommandProcessor&) = delete;
   CommandProcessor& operator=(const CommandProcessor&) = delete;

@@ -57,16 +57,18 @@ CtaFootprint footprint(const ptx::KernelRun& run) {
 }
 
 CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
-                           std::vector<Sm*> sms, stats::Registry& stats)
+                           std::vector<Sm*> sms, stats::Registry& stats, TraceObserver* tracer)
     : sc_core::sc_module(name),
       params_(params),
       clock_(clock),
       sms_(std::move(sms)),
+      tracer_(tracer),
       usage_(sms_.size()),
       ctas_issued_(stats.group("gpu.cta_scheduler").counter("ctas_issued", "cta", "CTAs issued to SMs")),
       kernels_completed_(stats.group("gpu.cta_scheduler").counter("kernels_completed", "kernel", "kernels completed")) {
   for (Sm* sm : sms_) {
-    sm->on_cta_done([this](uint32_t index, ptx::KernelRun& run, uint64_t kernel_id, uint64_t) {
+    sm->on_cta_done([this](uint32_t index, ptx::KernelRun& run, uint64_t kernel_id, uint64_t cta) {
+      if (tracer_ != nullptr) tracer_->cta_end(index, kernel_id, cta, sc_core::sc_time_stamp());
       cta_done(index, run, kernel_id);
     });
   }
@@ -116,6 +118,7 @@ void CtaScheduler::thread() {
         use.warps += warps_of(k.cta);
         use.registers += warp_registers(k.cta) * warps_of(k.cta);
         use.shared += k.cta.shared_bytes;
+        if (tracer_ != nullptr) tracer_->cta_begin(s, k.id, k.next_cta, sc_core::sc_time_stamp());
         sms_[s]->launch_cta(*k.run, k.id, k.next_cta++);
         ++ctas_issued_;
         issued = true;

@@ -22,6 +22,7 @@
 #include "models/gpu/sm/sm.h"
 #include "models/gpu/sm/sm_params.h"
 #include "models/tlm/clock_domain.h"
+#include "models/tlm/trace_observer.h"
 #include "platform/stats/registry.h"
 
 namespace gpuvp::gpu {
@@ -55,7 +56,7 @@ CtaFootprint footprint(const ptx::KernelRun& run);
 class CtaScheduler : public sc_core::sc_module {
  public:
   CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
-               std::vector<Sm*> sms, stats::Registry& stats);
+               std::vector<Sm*> sms, stats::Registry& stats, TraceObserver* tracer = nullptr);
   ~CtaScheduler() override;
   CtaScheduler(const CtaScheduler&) = delete;
   CtaScheduler& operator=(const CtaScheduler&) = delete;
@@ -84,6 +85,7 @@ class CtaScheduler : public sc_core::sc_module {
   const SmParams& params_;
   const ClockDomain& clock_;
   std::vector<Sm*> sms_;
+  TraceObserver* tracer_;  // optional: told when each CTA starts and ends
   std::vector<SmUsage> usage_;
   std::vector<Kernel> kernels_;  // queue, oldest first
   sc_core::sc_event wake_;

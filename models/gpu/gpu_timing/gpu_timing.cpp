@@ -10,6 +10,7 @@
 #include "models/memory/address_map.h"
 #include "models/memory/hbm/hbm_controller.h"
 #include "models/memory/l2/l2_slice.h"
+#include "models/tlm/tlm_monitor.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -63,25 +64,30 @@ struct GpuTiming::Impl {
   stats::Counter& time_ps;
   std::vector<Mirror> mirrors;
   uint32_t sms;
+  TraceObserver* tracer;
+  std::vector<std::unique_ptr<TlmMonitor>> monitors;  // one per traced link (none when tracing is off)
 
-  Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats)
+  Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats, TraceObserver* trace)
       : clocks(c),
         map(p.l2, p.hbm),
-        core("core", p.sm, clocks.core, stats),
+        core("core", p.sm, clocks.core, stats, trace),
         crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
         hbm("hbm", p.hbm, map, stats, "memory.hbm"),
         group(stats.group("gpu")),
         kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
         cycles(group.counter("cycles", "cycle", "core cycles of kernels, submission to last CTA done")),
         time_ps(group.counter("time_ps", "ps", "simulated time of kernels on the timing model")),
-        sms(p.sm.count) {
+        sms(p.sm.count),
+        tracer(trace) {
     for (uint32_t s = 0; s < map.slices(); ++s) {
       slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map, s, stats,
                                                          "memory.l2[" + std::to_string(s) + "]"));
-      crossbar.slice.bind(slices.back()->in);
-      slices.back()->dram.bind(hbm.socket);
+      bind_traced(crossbar.slice, slices.back()->in, tracer, monitors, "l2");
+      bind_traced(slices.back()->dram, hbm.socket, tracer, monitors, "dram");
     }
-    for (uint32_t i = 0; i < core.cluster_count(); ++i) core.cluster(i).out.bind(crossbar.cluster);
+    for (uint32_t i = 0; i < core.cluster_count(); ++i) {
+      bind_traced(core.cluster(i).out, crossbar.cluster, tracer, monitors, "crossbar");
+    }
 
     const uint32_t sm_total = p.sm.count;
     const uint32_t channels = map.channels();
@@ -130,8 +136,8 @@ struct GpuTiming::Impl {
 };
 
 GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params, const ClockDomains& clocks,
-                     stats::Registry& stats)
-    : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats)) {}
+                     stats::Registry& stats, TraceObserver* tracer)
+    : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats, tracer)) {}
 
 GpuTiming::~GpuTiming() = default;
 
@@ -141,6 +147,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   Impl& m = *impl_;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   bool done = false;
+  if (m.tracer != nullptr) m.tracer->kernel_begin(kernel_id, run.kernel().name, start);
   // The scheduler calls `done` from its own process; the event hands control back here.
   m.core.submit(run, kernel_id, [&] {
     done = true;
@@ -167,6 +174,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
     }
   }
   const sc_core::sc_time end = sc_core::sc_time_stamp();
+  if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
   KernelTiming t;
   t.ps = end.value() - start.value();
   // Whole core cycles the kernel spanned (edges crossed), independent of the time resolution.

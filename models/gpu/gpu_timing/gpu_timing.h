@@ -22,6 +22,7 @@
 #include <systemc>
 
 #include "models/gpu/ptx/kernel_run.h"
+#include "models/tlm/trace_observer.h"
 #include "platform/clock_domains.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -35,8 +36,10 @@ struct KernelTiming {
 
 class GpuTiming : public sc_core::sc_module {
  public:
+  // `tracer` (optional, outlives this module): every link is bound through a TlmMonitor it
+  // selects, and it hears of kernels and CTAs. Null: direct bindings, no tracing cost.
   GpuTiming(sc_core::sc_module_name name, const PlatformParams& params, const ClockDomains& clocks,
-            stats::Registry& stats);
+            stats::Registry& stats, TraceObserver* tracer = nullptr);
   ~GpuTiming() override;
   GpuTiming(const GpuTiming&) = delete;
   GpuTiming& operator=(const GpuTiming&) = delete;

@@ -27,6 +27,7 @@
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/sm/sm.h"
 #include "models/gpu/sm/sm_stepper.h"
+#include "models/tlm/tlm_monitor.h"
 
 namespace gpuvp::gpu {
 
@@ -58,7 +59,9 @@ class SmCluster : public sc_core::sc_module {
 
 class GpuCore : public sc_core::sc_module {
  public:
-  GpuCore(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& core_clock, stats::Registry& stats);
+  // `tracer` (optional): SM -> cluster links bound through monitors it selects; CTA spans.
+  GpuCore(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& core_clock, stats::Registry& stats,
+          TraceObserver* tracer = nullptr);
   ~GpuCore() override;
   GpuCore(const GpuCore&) = delete;
   GpuCore& operator=(const GpuCore&) = delete;
@@ -78,6 +81,7 @@ class GpuCore : public sc_core::sc_module {
   std::vector<std::unique_ptr<SmCluster>> clusters_;
   std::unique_ptr<CtaScheduler> scheduler_;
   std::unique_ptr<SmStepper> stepper_;
+  std::vector<std::unique_ptr<TlmMonitor>> monitors_;  // traced SM -> cluster links
 };
 
 }  // namespace gpuvp::gpu

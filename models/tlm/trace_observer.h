@@ -1,0 +1,41 @@
+// What a tracer is told about a simulation: the phases of TLM transactions crossing monitored
+// links (TlmMonitor, tlm_monitor.h) and the GPU's kernels and CTAs. Models call it through a
+// pointer that is null when tracing is off; platform/trace's TraceRecorder implements it.
+// Every call comes from the SystemC kernel's thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+
+namespace gpuvp {
+
+// A phase as seen on one link. kCompleted: the callee returned TLM_COMPLETED (the transaction
+// ended within that call, response included).
+enum class TracePhase : std::uint8_t { kBeginReq, kEndReq, kBeginResp, kEndResp, kCompleted };
+
+class TraceObserver {
+ public:
+  static constexpr std::uint32_t kNotTraced = 0xffffffffu;
+
+  virtual ~TraceObserver() = default;
+
+  // During elaboration, before a monitor is put on the link initiator -> target (socket
+  // hierarchical names); `kind` names what the link carries ("sm", "crossbar", "l2", "dram",
+  // "pcie"). Returns the id passed with the link's events, or kNotTraced when no transaction of
+  // this link can pass the filters (then no monitor is inserted at all).
+  virtual std::uint32_t add_link(const std::string& initiator, const std::string& target, const std::string& kind) = 0;
+  // `phase` of `gp` crossed link `link`; it takes effect at `at` (now plus the annotated delay).
+  virtual void phase(std::uint32_t link, tlm::tlm_generic_payload& gp, TracePhase phase, const sc_core::sc_time& at) = 0;
+
+  // A kernel began/ended on the timing model.
+  virtual void kernel_begin(std::uint64_t kernel_id, const std::string& name, const sc_core::sc_time& at) = 0;
+  virtual void kernel_end(std::uint64_t kernel_id, const sc_core::sc_time& at) = 0;
+  // A CTA (linear index `cta` in kernel `kernel_id`) became resident on / left SM `sm`.
+  virtual void cta_begin(std::uint32_t sm, std::uint64_t kernel_id, std::uint64_t cta, const sc_core::sc_time& at) = 0;
+  virtual void cta_end(std::uint32_t sm, std::uint64_t kernel_id, std::uint64_t cta, const sc_core::sc_time& at) = 0;
+};
+
+}  // namespace gpuvp
