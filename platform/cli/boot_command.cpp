@@ -233,7 +233,8 @@ int BootCommand::execute() const {
       "-append", append, "-chardev", "socket,id=gpuvp,path=" + socket, "-device",
       "ivshmem-doorbell,chardev=gpuvp,vectors=" + std::to_string(device::kVectors)};
   if (interactive_) {
-    arguments.insert(arguments.end(), {"-nographic"});
+    // The console and QEMU's monitor share the terminal (Ctrl-A X quits, Ctrl-A C: monitor).
+    arguments.insert(arguments.end(), {"-display", "none", "-serial", "mon:stdio"});
   } else {
     arguments.insert(arguments.end(), {"-display", "none", "-serial", "stdio", "-monitor", "none"});
   }
