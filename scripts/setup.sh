@@ -14,6 +14,7 @@ packages=(
   libspdlog-dev libfmt-dev       # logging
   libzstd-dev                    # nvcc 13 compresses PTX in fatbins with zstd
   clang libclang-rt-14-dev       # libFuzzer for the PTX parser fuzz target
+  qemu-system-x86 busybox-static cpio xz-utils  # `gpuvp boot`: the QEMU guest and its initramfs
 )
 
 missing=()
@@ -38,3 +39,7 @@ if [ ! -x "$NVCC" ]; then
        "set GPUVP_NVCC to its path)" >&2
   exit 1
 fi
+
+# The guest's kernel for `gpuvp boot`: Debian's package, downloaded (not installed) into
+# ~/.cache/gpuvp/guest once and unpacked there; later runs find it cached (no network).
+"$(dirname "$0")/../sw/guest/fetch_kernel.sh" >/dev/null

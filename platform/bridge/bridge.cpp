@@ -121,6 +121,7 @@ struct Bridge::Stats {
   stats::Counter* ring_faults;
   stats::Counter* channels_opened;
   stats::Counter* channels_released;
+  stats::Counter* channels_abandoned;
   stats::Counter* host_waits;
 
   explicit Stats(stats::Registry& registry) {
@@ -142,6 +143,8 @@ struct Bridge::Stats {
     channels_opened = &g.counter("channels_opened", "channel", "channels opened by Hello");
     channels_released = &g.counter("channels_released", "channel",
                                    "channels returned to Free (Goodbye consumed, or the client disconnected)");
+    channels_abandoned = &g.counter("channels_abandoned", "channel",
+                                    "channels freed because a client of the same peer marked them Abandoned");
     host_waits = &g.counter("host_waits", "wait", "HostWaiting commands (simulated time advanced for them)");
   }
 };
@@ -257,6 +260,10 @@ void Bridge::doorbell(uint32_t vector) {
   if (vector == device::kVectorCommand) {
     ++doorbells_pending_;
     ++doorbells_total_;
+    // An abandoned channel's kernels stop now, even while the simulation thread is inside one.
+    for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
+      if (load_acquire(region_.channel(c).control.state) == u32(ChannelState::Abandoned)) cancelled_[c] = true;
+    }
   }
   poke();
 }
@@ -321,6 +328,7 @@ void Bridge::update_time_gate() {
 void Bridge::attach(uint32_t channel) {
   Slot& s = *slots_[channel];
   s.reset();
+  cancelled_[channel] = false;  // a late doorbell may have marked the previous owner's channel
   s.phase = Slot::Phase::Claimed;
   ++channels_active_;
 }
@@ -357,6 +365,13 @@ void Bridge::scan_channel(uint32_t channel) {
   Slot& s = *slots_[channel];
   device::Channel& ch = region_.channel(channel);
   const uint32_t state = load_acquire(ch.control.state);
+  if (state == u32(ChannelState::Abandoned) && s.phase != Slot::Phase::Closing) {
+    // Its owner died; another process of the same peer said so (device.h).
+    if (s.phase == Slot::Phase::Free) attach(channel);
+    ++*stats_->channels_abandoned;
+    begin_release(channel);
+    return;
+  }
   switch (s.phase) {
     case Slot::Phase::Free:
       if (state != u32(ChannelState::Claimed)) return;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "platform/bridge/serve.h"
+#include "platform/cli/boot_command.h"
 #include "platform/cli/run_command.h"
 #include "platform/cli/validate_command.h"
 #include "platform/cli/config_options.h"
@@ -179,6 +180,7 @@ int main(int argc, char** argv) {
   // gpuvp run [--config ...] [--set ...] [--stats ...] -- ./app args...
   gpuvp::cli::RunCommand run_command(app, loader);
   gpuvp::cli::ValidateCommand validate_command(app, loader);
+  gpuvp::cli::BootCommand boot_command(app, loader);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -228,6 +230,8 @@ int main(int argc, char** argv) {
       return run_command.execute();
     } else if (validate_command.selected()) {
       return validate_command.execute();
+    } else if (boot_command.selected()) {
+      return boot_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path);

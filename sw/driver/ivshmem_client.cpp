@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuvp/device.h"
+#include "sw/driver/guest_transport.h"
 
 namespace gpuvp::driver {
 namespace {
@@ -247,6 +248,8 @@ class IvshmemTransport final : public Transport {
 }  // namespace
 
 std::unique_ptr<Transport> connect_ivshmem(const IvshmemOptions& options, std::string* error) {
+  // Inside a QEMU guest the platform is a PCI device, not a socket (guest_transport.h).
+  if (GuestOptions guest; parse_guest_device(options.socket_path, &guest)) return connect_guest(guest, error);
   auto transport = std::make_unique<IvshmemTransport>();
   if (!transport->connect(options, error)) return nullptr;
   return transport;

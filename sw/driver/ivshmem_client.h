@@ -18,6 +18,8 @@ struct IvshmemOptions {
 };
 
 // Connects and completes the handshake; checks the region header's magic and version.
+// A socket_path of "pci" or "pci:<address>" selects the QEMU guest transport instead
+// (guest_transport.h): the same libcudart then runs inside the guest.
 // Returns nullptr and sets `error` (one line naming the cause) on failure.
 std::unique_ptr<Transport> connect_ivshmem(const IvshmemOptions& options, std::string* error);
 

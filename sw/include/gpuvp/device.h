@@ -253,7 +253,11 @@ struct CompletionRing {
 // owner_peer and owner_pid, then queues Hello on queue 0. The platform frees a channel when its
 // owner's peer disconnects (even mid-kernel: running work is cancelled, device memory and modules
 // are released), after Goodbye, or when a Claimed channel names a peer that is not connected.
-enum class ChannelState : uint32_t { Free = 0, Claimed = 1, Active = 2, Faulted = 3 };
+// Abandoned: written by another client of the SAME peer (a QEMU guest's supervisor, whose
+// programs all share the guest's one peer) when the channel's owner process died without
+// Goodbye, followed by a command doorbell. The platform then frees the channel as if its peer
+// had disconnected (running work cancelled, memory and modules released, state back to Free).
+enum class ChannelState : uint32_t { Free = 0, Claimed = 1, Active = 2, Faulted = 3, Abandoned = 4 };
 
 struct alignas(64) ChannelControl {
   uint32_t state;       // ChannelState; a client claims a Free channel by compare-and-swap to Claimed

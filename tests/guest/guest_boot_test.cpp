@@ -1,0 +1,200 @@
+// `gpuvp boot` end to end (issue 8): a Linux guest in QEMU (TCG) whose GPU is the platform runs
+// unmodified nvcc-built CUDA programs with gpuvp's libcudart over the guest transport.
+//   - co-verification: the device statistics of programs run in the guest equal, byte for byte,
+//     those of the same programs run natively against one platform (`gpuvp serve`), the
+//     bridge's host-side counters excepted (they count wall-clock meetings of host and platform);
+//     the workloads check their results against CPU references (exit non-zero on mismatch);
+//   - a guest program killed mid-kernel: the platform frees its channel and keeps serving;
+//   - QEMU killed: the platform ends cleanly (summary, statistics, non-zero exit);
+//   - the platform killed: the guest's driver notices (heartbeat) and the program gets an error.
+// One boot per test, several programs per boot: each boot costs seconds of TCG.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace gpuvp::test {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const std::string kGpuvp = GPUVP_BINARY;
+const std::string kWorkloads = GPUVP_WORKLOAD_BIN_DIR;
+const std::string kCudartDir = GPUVP_CUDART_LIB_DIR;
+const std::string kImage = GPUVP_GUEST_TEST_IMAGE;
+constexpr auto kBootTimeout = seconds(400);
+
+std::string describe(const ProcessResult& r) {
+  std::ostringstream text;
+  text << "exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n--- stdout\n" << r.out
+       << "--- stderr\n" << r.err;
+  return text.str();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// As in the timing model's identical-runs test: the bridge group counts host/platform meetings
+// in wall-clock time (polls, doorbells, waits), which differ between any two runs by design.
+std::string without_host_side(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["run"]["groups"].erase("bridge");
+  for (auto& kernel : j["kernels"]) kernel["groups"].erase("bridge");
+  return j.dump(2);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Pumps the process's output until `what` appears `times` times.
+bool wait_for_count(Process& p, const std::string& what, size_t times, milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (count(p.out(), what) < times) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    if (!p.wait_for_output(what + "\x01", milliseconds(200))) {
+      std::this_thread::sleep_for(milliseconds(50));  // pumped, or the output has closed
+    }
+  }
+  return true;
+}
+
+// `gpuvp serve` started for a test; its socket path read from its first lines.
+std::string serve_socket(Process& serve) {
+  if (!serve.wait_for_output("export GPUVP_SOCKET=", seconds(60))) return {};
+  if (!serve.wait_for_output("Ctrl-C", seconds(10))) return {};
+  const std::string& out = serve.out();
+  const size_t at = out.find("export GPUVP_SOCKET=") + 20;
+  return out.substr(at, out.find('\n', at) - at);
+}
+
+// Workloads whose host code never waits while other work of its own is still in flight (no
+// asynchronous memset or second launch before a wait). With such outstanding work the runtime's
+// wait returns when its own command completes while the platform's HostWaiting is still open,
+// so the program's next commands reach the platform while simulated time is moving, at
+// wall-clock-dependent simulated times: the statistics of e.g. histogram, gemv, blas1 or
+// warp_reduce then differ between two NATIVE runs too (a platform/runtime issue, not the guest's).
+const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops", "pathfinder"};
+
+TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
+  const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
+  const std::string guest_stats = ::testing::TempDir() + "/guest_guest.json";
+
+  // Natively: the programs one after another against one platform.
+  {
+    Process serve({kGpuvp, "serve", "--stats", native_stats});
+    const std::string socket = serve_socket(serve);
+    ASSERT_FALSE(socket.empty()) << serve.out();
+    for (const std::string& name : kCoVerified) {
+      const ProcessResult r = run({kWorkloads + "/workload_" + name}, seconds(300),
+                                  {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
+      ASSERT_EQ(r.exit_code, 0) << name << "\n" << describe(r);
+      ASSERT_NE(r.out.find("PASS " + name), std::string::npos) << describe(r);
+    }
+    ::kill(serve.pid(), SIGTERM);
+    const ProcessResult done = serve.finish(seconds(60));
+    ASSERT_EQ(done.exit_code, 0) << describe(done);
+  }
+
+  // In the guest: the same binaries, by name, in one boot.
+  std::string run_list;
+  for (const std::string& name : kCoVerified) run_list += name + "; ";
+  const ProcessResult r =
+      run({kGpuvp, "boot", "--image", kImage, "--guest-run", run_list, "--stats", guest_stats}, kBootTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (size_t i = 0; i < kCoVerified.size(); ++i) {
+    // The workloads check their results against CPU references and exit non-zero on mismatch.
+    EXPECT_NE(r.out.find("PASS " + kCoVerified[i]), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find("[" + std::to_string(i) + "] " + kCoVerified[i] + ": exit 0"), std::string::npos)
+        << describe(r);
+  }
+  EXPECT_NE(r.err.find("gpuvp boot: boot time "), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("GPUVP-READY peer 1"), std::string::npos) << describe(r);
+
+  const std::string native = slurp(native_stats), guest = slurp(guest_stats);
+  ASSERT_FALSE(native.empty());
+  ASSERT_FALSE(guest.empty());
+  const nlohmann::json parsed = nlohmann::json::parse(guest);
+  ASSERT_TRUE(parsed["run"]["groups"].contains("gpu"));  // the device model ran in the guest run
+  EXPECT_GE(parsed["kernels"].size(), kCoVerified.size());
+  EXPECT_EQ(parsed["run"]["groups"]["bridge"]["counters"]["channels_opened"]["value"], kCoVerified.size())
+      << parsed["run"]["groups"]["bridge"].dump(2);
+  EXPECT_TRUE(without_host_side(native) == without_host_side(guest))
+      << "device statistics differ between the native and the guest runs (" << native_stats << " vs " << guest_stats
+      << ")";
+}
+
+TEST(GuestBoot, KilledGuestProgramIsFreedAndKilledQemuEndsThePlatformCleanly) {
+  const std::string stats = ::testing::TempDir() + "/guest_faults.json";
+  Process boot({kGpuvp, "boot", "--image", kImage, "--guest-run", "endless_kernel die; vector_add; endless_kernel wait",
+                "--stats", stats});
+  // The first program dies mid-kernel; the platform frees its channel and serves the next.
+  ASSERT_TRUE(boot.wait_for_output("PASS vector_add", kBootTimeout)) << boot.out();
+  EXPECT_NE(boot.out().find("freed channel 0 of process"), std::string::npos) << boot.out();
+  // The third one blocks in a kernel that never ends; then QEMU dies under it.
+  ASSERT_TRUE(wait_for_count(boot, "kernel running", 2, seconds(120))) << boot.out();
+  std::ifstream children("/proc/" + std::to_string(boot.pid()) + "/task/" + std::to_string(boot.pid()) + "/children");
+  pid_t qemu = 0;
+  ASSERT_TRUE(children >> qemu) << "cannot find QEMU, gpuvp's child";
+  ASSERT_EQ(::kill(qemu, SIGKILL), 0);
+  const ProcessResult r = boot.finish(seconds(60));
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 137) << describe(r);  // the first non-zero program exit code: the killed one
+  EXPECT_NE(r.err.find("QEMU was killed by signal 9"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("QEMU ended before the guest finished its programs (2 of 3 reported)"), std::string::npos)
+      << describe(r);
+  EXPECT_NE(r.err.find("[0] endless_kernel die: exit 137"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("[1] vector_add: exit 0"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  EXPECT_EQ(j["run"]["groups"]["bridge"]["counters"]["channels_abandoned"]["value"], 1) << j["run"]["groups"]["bridge"].dump(2);
+}
+
+TEST(GuestBoot, KilledPlatformIsAnErrorInTheGuestProgramNotAHang) {
+  Process serve({kGpuvp, "serve"});
+  const std::string socket = serve_socket(serve);
+  ASSERT_FALSE(socket.empty()) << serve.out();
+  Process boot({kGpuvp, "boot", "--image", kImage, "--platform", socket, "--guest-run", "endless_kernel wait"});
+  ASSERT_TRUE(boot.wait_for_output("kernel running", kBootTimeout)) << boot.out();
+  ASSERT_EQ(::kill(serve.pid(), SIGKILL), 0);  // QEMU and the guest are not told
+  const ProcessResult r = boot.finish(seconds(120));
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  // endless_kernel expects cudaErrorDevicesUnavailable from its wait, within the heartbeat bound.
+  EXPECT_NE(r.out.find("heartbeat stopped"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("PASS platform_gone"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  serve.finish(seconds(10));
+  std::error_code ignored;  // the killed platform could not remove its socket directory
+  std::filesystem::remove_all(std::filesystem::path(socket).parent_path(), ignored);
+}
+
+TEST(GuestBoot, BadArgumentsAreClearErrors) {
+  const ProcessResult missing = run({kGpuvp, "boot", "--image", "/nonexistent/image"}, seconds(30));
+  EXPECT_EQ(missing.exit_code, 1) << describe(missing);
+  EXPECT_NE(missing.err.find("no guest image in /nonexistent/image"), std::string::npos) << describe(missing);
+  const ProcessResult socket =
+      run({kGpuvp, "boot", "--image", kImage, "--platform", "/nonexistent/gpuvp.sock"}, seconds(30));
+  EXPECT_EQ(socket.exit_code, 1) << describe(socket);
+  EXPECT_NE(socket.err.find("cannot use the platform socket /nonexistent/gpuvp.sock"), std::string::npos)
+      << describe(socket);
+  const ProcessResult too_long = run({kGpuvp, "boot", "--image", kImage, "--guest-run", std::string(3000, 'x')}, seconds(30));
+  EXPECT_EQ(too_long.exit_code, 1) << describe(too_long);
+  EXPECT_NE(too_long.err.find("--guest-run is too long"), std::string::npos) << describe(too_long);
+}
+
+}  // namespace
+}  // namespace gpuvp::test
