@@ -19,6 +19,7 @@ struct UvmParams {
   uint32_t l1_tlb_entries = 0;
   uint32_t l1_tlb_associativity = 0;  // ways; = entries for fully associative
   uint64_t l1_tlb_latency = 0;        // SM cycles
+  uint32_t l1_tlb_pending = 0;        // managed requests one L1 TLB holds
   uint32_t l2_tlb_entries = 0;
   uint32_t l2_tlb_associativity = 0;
   uint64_t l2_tlb_latency = 0;        // SM cycles
@@ -39,6 +40,8 @@ struct UvmParams {
               "ways of the L1 TLB (= entries: fully associative)");
     k.quantity(&UvmParams::l1_tlb_latency, "uvm.l1_tlb.latency", Dimension::Cycles, "1 cycles", "0 cycles",
                "1000 cycles", "L1 TLB lookup, SM cycles");
+    k.integer(&UvmParams::l1_tlb_pending, "uvm.l1_tlb.pending", 32, 1, 1 << 16,
+              "managed requests an L1 TLB holds (looking up, faulted, to forward) before the SM must wait");
     k.integer(&UvmParams::l2_tlb_entries, "uvm.l2_tlb.entries", 1024, 1, 1 << 24, "entries of the shared L2 TLB");
     k.integer(&UvmParams::l2_tlb_associativity, "uvm.l2_tlb.associativity", 16, 1, 1 << 24, "ways of the L2 TLB");
     k.quantity(&UvmParams::l2_tlb_latency, "uvm.l2_tlb.latency", Dimension::Cycles, "10 cycles", "0 cycles",
