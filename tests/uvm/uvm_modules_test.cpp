@@ -278,3 +278,27 @@ TEST(UvmModules, TbnPrefetchTurnsAStreamIntoFewFaults) {
 
 }  // namespace
 }  // namespace gpuvp::uvm
+
+namespace gpuvp::uvm {
+namespace {
+TEST(UvmModules, ManyThreadsStreamThroughASmallTlbWithPrefetching) {
+  UvmParams p = test_params();
+  p.l1_tlb_pending = 2;
+  p.prefetcher = PrefetcherKind::SequentialLocal;
+  Bench b(p);
+  int completed = 0;
+  b.sim.run([&] {
+    for (int s = 0; s < 2; ++s)
+      for (int t = 0; t < 8; ++t)
+        sc_core::sc_spawn([&, s, t] {
+          for (uint64_t i = 0; i < 64; ++i) {
+            b.sms[static_cast<size_t>(s)]->read(kManaged + ((i * 8 + static_cast<uint64_t>(t)) * 512), 128);
+          }
+          ++completed;
+        });
+    sc_core::wait(5000, SC_US);
+  });
+  EXPECT_EQ(completed, 16);
+}
+}  // namespace
+}  // namespace gpuvp::uvm

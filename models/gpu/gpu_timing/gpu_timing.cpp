@@ -10,6 +10,7 @@
 #include "models/memory/address_map.h"
 #include "models/memory/hbm/hbm_controller.h"
 #include "models/memory/l2/l2_slice.h"
+#include "models/uvm/uvm_system.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -52,6 +53,7 @@ struct Mirror {
 struct GpuTiming::Impl {
   ClockDomains clocks;
   memory::AddressMap map;
+  std::unique_ptr<uvm::UvmSystem> uvm_system;  // before `core`: its binder puts a TLB on each SM's path
   GpuCore core;
   Crossbar crossbar;
   memory::HbmController hbm;
@@ -67,7 +69,14 @@ struct GpuTiming::Impl {
   Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats)
       : clocks(c),
         map(p.l2, p.hbm),
-        core("core", p.sm, clocks.core, stats),
+        uvm_system(std::make_unique<uvm::UvmSystem>("uvm", p.uvm, p.pcie, p.hbm.capacity_bytes, p.sim.seed,
+                                                    clocks.core, stats)),
+        core("core", p.sm, clocks.core, stats,
+             [this](Sm& sm, uint32_t i, SmCluster& cluster) {
+               uvm::L1Tlb& tlb = uvm_system->add_tlb(i);
+               sm.mem.bind(tlb.in);
+               tlb.out.bind(cluster.in);
+             }),
         crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
         hbm("hbm", p.hbm, map, stats, "memory.hbm"),
         group(stats.group("gpu")),
@@ -136,6 +145,8 @@ GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params,
 GpuTiming::~GpuTiming() = default;
 
 uint32_t GpuTiming::sm_count() const { return impl_->sms; }
+
+uvm::UvmSystem& GpuTiming::uvm() { return *impl_->uvm_system; }
 
 KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   Impl& m = *impl_;

@@ -124,7 +124,10 @@ uint32_t FaultService::service_batch(uint64_t now_ps) {
       t.count = std::min(t.count, room);
       room -= t.count;
       bool prefetch = t.first != page;
-      for (uint64_t p = t.first; p < t.end(); ++p) table_.set_migrating(p, prefetch);
+      for (uint64_t p = t.first; p < t.end(); ++p) {
+        table_.set_migrating(p, prefetch);
+        table_.stamp(p, ++clock_);  // arriving pages are recent: not the next victims
+      }
       if (prefetch) prefetched_pages_ += t.count;
       uint64_t arrival = port_.migrate_in(t, issue_ps);
       schedule(t, arrival);
@@ -144,6 +147,7 @@ std::vector<FaultService::Replay> FaultService::advance(uint64_t now_ps) {
     PageRange r = landings_.begin()->second;
     landings_.erase(landings_.begin());
     for (uint64_t p = r.first; p < r.end(); ++p) {
+      if (!table_.managed(p) || table_.state(p) != PageState::Migrating) continue;  // freed meanwhile
       table_.set_resident(p);
       if (mshrs_.contains(p)) out.push_back({p, mshrs_.complete(p)});
     }
@@ -173,7 +177,10 @@ uint64_t FaultService::prefetch_to_device(PageRange range, uint64_t now_ps) {
     uint64_t writeback_done = now_ps;
     if (!make_room(run.count, now_ps, writeback_done)) break;  // all frames in flight
     run.count = std::min(run.count, free_frames());
-    for (uint64_t q = run.first; q < run.end(); ++q) table_.set_migrating(q, false);
+    for (uint64_t q = run.first; q < run.end(); ++q) {
+      table_.set_migrating(q, false);
+      table_.stamp(q, ++clock_);
+    }
     uint64_t arrival = port_.migrate_in(run, std::max(now_ps, writeback_done));
     schedule(run, arrival);
     explicit_prefetch_bytes_ += run.bytes();
@@ -215,7 +222,8 @@ uint64_t FaultService::evict_to_host(PageRange range, uint64_t now_ps) {
 }
 
 void FaultService::touch(uint64_t page, uint64_t now, bool write) {
-  if (table_.touch(page, now, write)) {
+  clock_ = std::max(clock_ + 1, now);
+  if (table_.touch(page, clock_, write)) {
     ++useful_prefetches_;
     ++*needed_pages_;
   }

@@ -89,6 +89,7 @@ class FaultService {
   uint64_t evict_to_host(PageRange range, uint64_t now_ps);
 
   // A device access to a resident page (LRU/LFU bookkeeping, dirty bit, prefetch accuracy).
+  // `now` is a logical time; uses and arrivals are ordered by max(previous + 1, now).
   void touch(uint64_t page, uint64_t now, bool write);
 
   const FarFaultMshrs& mshrs() const { return mshrs_; }
@@ -107,7 +108,8 @@ class FaultService {
   FarFaultMshrs mshrs_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<EvictionPolicy> eviction_;
-  std::multimap<uint64_t, PageRange> landings_;  // by arrival time, then issue order
+  std::multimap<uint64_t, PageRange> landings_;
+  uint64_t clock_ = 0;  // logical time of page uses and arrivals (LRU order)  // by arrival time, then issue order
 
   stats::Counter& far_faults_;
   stats::Counter& coalesced_faults_;

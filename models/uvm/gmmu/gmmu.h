@@ -60,6 +60,8 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   // cudaMemPrefetchAsync: to the device (migrate) or to the host (write back, invalidate).
   // Call from an SC_THREAD: waits until the transfers are done.
   void prefetch(PageRange range, bool to_device);
+  // The range is about to be unmapped (cudaFree): its translations go from every TLB. No wait.
+  void drop(PageRange range) { invalidated(range); }
   // Time the GMMU has pending work (landings) or ~0; for tests and idle reporting.
   uint64_t next_event_ps() const;
 

@@ -79,6 +79,8 @@ class PageTable {
   // A device access to a resident page at logical time `now`.
   // Returns true when this is the first use of a prefetched page (a useful prefetch).
   bool touch(uint64_t page, uint64_t now, bool write);
+  // Sets the page's last use without counting an access (a page arriving counts as recent).
+  void stamp(uint64_t page, uint64_t now) { mutable_info(page).last_use = now; }
 
   uint64_t device_pages() const { return device_pages_; }        // state Device
   uint64_t migrating_pages() const { return migrating_pages_; }  // state Migrating

@@ -79,6 +79,7 @@ tlm::tlm_sync_enum L1Tlb::in_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& ph
     }
     owed_end_ = &gp;
     ready_.push_back(&gp);
+    if (!down_busy_) wake_.notify(sc_core::SC_ZERO_TIME);
     return tlm::TLM_ACCEPTED;
   }
   if (held_ >= params_.l1_tlb_pending) {
@@ -250,6 +251,12 @@ tlm::tlm_sync_enum L1Tlb::out_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& p
       if (!owes) return tlm::TLM_ACCEPTED;
       return in->nb_transport_bw(gp, phase, delay);
     }
+  } else if (phase == tlm::END_REQ && (blocked_ != nullptr || owed_end_ != nullptr)) {
+    // An END_REQ for a request that already left (the cluster repeats it when the crossbar
+    // accepts a request it had queued). The SM now waits for the TLB's own END_REQ: passing this
+    // one on would release it early. (Without managed memory both are null: the SM sees what it
+    // would see without the TLB.)
+    return tlm::TLM_ACCEPTED;
   }
   return in->nb_transport_bw(gp, phase, delay);
 }
