@@ -40,7 +40,7 @@ best_time=$(for p in none random sequential_local tbn; do echo "$(counter "$tmp/
 echo "fewest faults: $best_faults; fewest kernel cycles: $best_time (seed 003: tbn for both)"
 
 run lat1 stream uvm.prefetcher=none
-run lat2 stream uvm.prefetcher=none "uvm.fault_latency=90 us"
+run lat2 stream uvm.prefetcher=none uvm.fault_latency=90us
 echo "fault-bound run (no prefetcher), fault latency 45 us -> 90 us:"
 echo "  kernel cycles x$(echo "$(counter "$tmp/lat2.json" gpu cycles) / $(counter "$tmp/lat1.json" gpu cycles)" | bc -l | cut -c1-5)" \
      " host wall time x$(echo "$(cat "$tmp/lat2.wall") / $(cat "$tmp/lat1.wall")" | bc -l | cut -c1-5)"

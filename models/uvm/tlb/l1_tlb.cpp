@@ -68,7 +68,10 @@ tlm::tlm_sync_enum L1Tlb::in_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& ph
   if (phase != tlm::BEGIN_REQ) return out->nb_transport_fw(gp, phase, delay);  // END_RESP
   const uint64_t page = gp.get_address() / kPageBytes;
   if (!table_.managed(page)) {
-    if (!down_busy_ && ready_.empty()) {  // transparent: the cluster sees the SM's own call
+    // Transparent: the cluster sees the SM's own call, even while an earlier request awaits its
+    // END_REQ (the cluster queues those itself), so unmanaged traffic times exactly as without
+    // the TLB. Only translated requests waiting here go first (order).
+    if (ready_.empty()) {
       const tlm::tlm_sync_enum status = out->nb_transport_fw(gp, phase, delay);
       if (status == tlm::TLM_ACCEPTED) {
         down_busy_ = true;
