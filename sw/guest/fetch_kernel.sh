@@ -20,8 +20,18 @@ if [ -z "$version" ]; then
   if [ -n "$cached" ]; then
     version=$(basename "$cached" | sed -E 's/^linux-image-(.*)-amd64_.*$/\1/')
   else
-    version=$(apt-cache depends linux-image-amd64 2>/dev/null |
-              sed -nE 's/^ *Depends: linux-image-(.*)-amd64$/\1/p' | head -n 1)
+    depends() {
+      apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -nE 's/^ *Depends: linux-image-(.*)-amd64$/\1/p' | head -n 1
+    }
+    version=$(depends)
+    if [ -z "$version" ]; then
+      # A machine whose package lists were never fetched: fetch them once.
+      SUDO=""
+      if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+      $SUDO apt-get update -qq >&2 || true
+      version=$(depends)
+    fi
   fi
 fi
 if [ -z "$version" ]; then
