@@ -8,7 +8,8 @@
 # commit, saying why. Re-recorded once for issue 6: one SmStepper replaced the per-SM SC_THREADs,
 # so launches and responses now take effect on the next edge and SMs act in index order
 # within a cycle (documented in models/gpu/sm/README.md). Re-recorded for issue 5's validation:
-# the L2 fill latency and data width and the HBM controller latency changed the defaults.
+# the L2 fill latency and data width and the HBM controller latency changed the defaults (and
+# the SM's lost-wake fix, 93e9529, moved one late response on 2^20).
 #   bench/sm/check_stats.sh build-dir/bench/sm/gpuvp_sm_bench [--print]
 set -eu
 bench=${1:?usage: check_stats.sh path/to/gpuvp_sm_bench}

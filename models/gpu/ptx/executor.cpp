@@ -179,6 +179,7 @@ struct Warp {
   uint32_t blocked_mask = 0;  // waiting at a barrier
   std::array<uint32_t, kBarrierCount> barrier_waiters{};
   std::vector<uint64_t> registers;  // [register][lane]
+  bool registers_zeroed = false;    // just allocated (zero): init_cta need not clear them again
   std::vector<uint32_t> predicates; // [predicate] -> lane mask
   std::array<uint64_t, kWarpSize> keys{};
   std::array<uint32_t, kWarpSize> frame_base{};
@@ -290,6 +291,7 @@ class LaunchRun {
       for (auto& warp : warps) {
         warp.registers.assign(static_cast<size_t>(total_registers_) * kWarpSize, 0);
         warp.predicates.assign(total_predicates_, 0);
+        warp.registers_zeroed = true;
       }
     }
     CtaState& state = *ctas_[slot];
@@ -507,8 +509,11 @@ class LaunchRun {
       warp.exited_mask = 0;
       warp.blocked_mask = 0;
       warp.barrier_waiters.fill(0);
-      std::fill(warp.registers.begin(), warp.registers.end(), 0);
-      std::fill(warp.predicates.begin(), warp.predicates.end(), 0);
+      if (!warp.registers_zeroed) {
+        std::fill(warp.registers.begin(), warp.registers.end(), 0);
+        std::fill(warp.predicates.begin(), warp.predicates.end(), 0);
+      }
+      warp.registers_zeroed = false;
       warp.issued = 0;
       for (int lane = 0; lane < kWarpSize; ++lane) {
         const uint32_t t = first + static_cast<uint32_t>(lane);
@@ -935,6 +940,40 @@ class LaunchRun {
       value = extend_loaded(value, inst.type);
       uint64_t* d = row(c, data.index);
       for_lanes(mask, [&](int lane) { d[lane] = value; });
+      return;
+    }
+    // Scalar global/shared loads without an observer are most of the per-lane work: a lane whose
+    // address is aligned and plainly inside its space reads directly, with the same capture
+    // record as load_bytes; any other lane takes load_bytes (same checks, same faults, same order).
+    if (width == 1 && data.kind == OperandKind::kRegister && !options_.memory_observer &&
+        (inst.space == ir::Space::kGlobal || inst.space == ir::Space::kShared)) {
+      uint64_t* d = row(c, data.index);
+      const bool global = inst.space == ir::Space::kGlobal;
+      const uint64_t misaligned = element - 1;
+      for_lanes(mask, [&](int lane) {
+        const uint64_t base = operand_address(c, address, lane);
+        uint64_t value = 0;
+        if (global) {
+          if ((base & misaligned) != 0 || (base >= kSharedWindow && base < kParamWindow + kWindowBytes)) {
+            load_bytes(c.warp, lane, inst.space, base, &value, element, "load");
+          } else {
+            if (tls_step.capture != nullptr) record(lane, inst.space, base, element, true);
+            if (!global_.read(base, &value, element)) {
+              fault(c.warp, lane, LaunchStatus::kIllegalAddress,
+                    std::string("illegal address ") + hex(base) + " (global load, " + std::to_string(element) + " bytes)");
+            }
+          }
+        } else {
+          const auto& shared = tls_step.cta->shared;
+          if ((base & misaligned) != 0 || base >= shared.size() || shared.size() - base < element) {
+            load_bytes(c.warp, lane, inst.space, base, &value, element, "load");
+          } else {
+            if (tls_step.capture != nullptr) record(lane, inst.space, base, element, false);
+            std::memcpy(&value, shared.data() + base, element);
+          }
+        }
+        d[lane] = extend_loaded(value, inst.type);
+      });
       return;
     }
     for_lanes(mask, [&](int lane) {
