@@ -21,6 +21,7 @@ config::KnobRegistry build_knob_registry() {
   config::declare_knobs<memory::L2Params>(registry);
   config::declare_knobs<memory::HbmParams>(registry);
   config::declare_knobs<uvm::PcieParams>(registry);
+  config::declare_knobs<uvm::UvmParams>(registry);
   config::declare_knobs<gpu::CommandProcessorParams>(registry);
   config::declare_knobs<bridge::BridgeParams>(registry);
   config::declare_knobs<SimParams>(registry);
@@ -35,6 +36,7 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   p.l2 = config::load_params<memory::L2Params>(config);
   p.hbm = config::load_params<memory::HbmParams>(config);
   p.pcie = config::load_params<uvm::PcieParams>(config);
+  p.uvm = config::load_params<uvm::UvmParams>(config);
   p.command_processor = config::load_params<gpu::CommandProcessorParams>(config);
   p.bridge = config::load_params<bridge::BridgeParams>(config);
   p.sim = config::load_params<SimParams>(config);
@@ -70,6 +72,11 @@ PlatformParams PlatformParams::load(const config::Config& config) {
     rule(p.hbm.capacity_bytes % bank_row_bytes == 0, "memory.hbm.capacity",
          "must be a whole number of rows in every bank of every pseudo-channel");
   }
+  rule(p.uvm.l1_tlb_associativity <= p.uvm.l1_tlb_entries && p.uvm.l1_tlb_entries % p.uvm.l1_tlb_associativity == 0,
+       "uvm.l1_tlb.associativity", "must divide uvm.l1_tlb.entries (a whole number of sets)");
+  rule(p.uvm.l2_tlb_associativity <= p.uvm.l2_tlb_entries && p.uvm.l2_tlb_entries % p.uvm.l2_tlb_associativity == 0,
+       "uvm.l2_tlb.associativity", "must divide uvm.l2_tlb.entries (a whole number of sets)");
+  rule(p.uvm.device_memory % 4096 == 0, "uvm.device_memory", "must be a whole number of 4 KB pages");
   rule((p.bridge.region_bytes & (p.bridge.region_bytes - 1)) == 0, "platform.bridge.region_size",
        "must be a power of two (QEMU's ivshmem maps the region as a PCI BAR)");
   if (!errors.empty()) throw config::ConfigError(std::move(errors));

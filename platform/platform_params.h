@@ -11,6 +11,7 @@
 #include "models/memory/hbm/hbm_params.h"
 #include "models/memory/l2/l2_params.h"
 #include "models/uvm/pcie/pcie_params.h"
+#include "models/uvm/uvm_params.h"
 #include "platform/bridge/bridge_params.h"
 #include "platform/config/config.h"
 
@@ -33,6 +34,7 @@ struct PlatformParams {
   memory::L2Params l2;
   memory::HbmParams hbm;
   uvm::PcieParams pcie;
+  uvm::UvmParams uvm;
   gpu::CommandProcessorParams command_processor;
   bridge::BridgeParams bridge;
   SimParams sim;

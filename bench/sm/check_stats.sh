@@ -7,7 +7,8 @@
 # changes the figures; re-record them then (bench/sm/check_stats.sh BENCH --print) in the same
 # commit, saying why. Re-recorded once for issue 6: one SmStepper replaced the per-SM SC_THREADs,
 # so launches and responses now take effect on the next edge and SMs act in index order
-# within a cycle (documented in models/gpu/sm/README.md).
+# within a cycle (documented in models/gpu/sm/README.md). Re-recorded for issue 5's validation:
+# the L2 fill latency and data width and the HBM controller latency changed the defaults.
 #   bench/sm/check_stats.sh build-dir/bench/sm/gpuvp_sm_bench [--print]
 set -eu
 bench=${1:?usage: check_stats.sh path/to/gpuvp_sm_bench}
@@ -25,8 +26,8 @@ while read -r n expected; do
     else echo "vectorAdd $n, $threads thread(s): stats CHANGED ($got, expected $expected)"; status=1; fi
   done
 done <<'HASHES'
-65536 a106603d698b4e10a528b17cce3a25d94bcaa308dfc11c423fc9aab0ef699f5f
-262144 a26d6bea115fb443a2524026f37a8f6c9293a207e9564fd39ae725ce5148a5d2
-1048576 e1143eaf4176b74781c5de9243a040c7b9e2d73ce6f8fda5c9709f99ce8e8ebe
+65536 2c2276ea30cdedff197acccc8cfe4dfecffc36193f16d6089bd6390c0f2a80ab
+262144 47463bda4b8c31aa2fd6a74cf6470bffc61183e91966e7ac62e5db52ca588c28
+1048576 179cbc5ab7da2c626f8c4cf11984b4642a5710391ad150b29bacf7406cc473e2
 HASHES
 exit $status

@@ -85,7 +85,8 @@ TEST(TraceRun, VectorAddTraceAgreesWithTheStatistics) {
   uint64_t crossbar_total = 0;
   uint64_t l2_total = 0;
   uint64_t dram_total = 0;
-  const std::regex sm_link(R"(sm: sm_(\d+)\.mem -> cluster_\d+\.in)");
+  // Each SM's port goes to its L1 TLB (unified memory), which forwards to the cluster.
+  const std::regex sm_link(R"(sm: sm_(\d+)\.mem -> l1_tlb_\d+\.in)");
   const std::regex l2_link(R"(l2: crossbar\.slice -> l2_(\d+)\.in)");
   for (const auto& [name, count] : links) {
     std::smatch m;
@@ -121,7 +122,7 @@ TEST(TraceRun, VectorAddTraceAgreesWithTheStatistics) {
 
   const std::string vcd = slurp(temp("run.vcd"));
   for (const char* name : {"kernel_running", "ctas_resident", "dram__l2_0_dram__hbm_socket_busy",
-                           "sm__sm_0_mem__cluster_0_in_in_flight"}) {
+                           "sm__sm_0_mem__l1_tlb_0_in_in_flight"}) {
     EXPECT_TRUE(std::regex_search(vcd, std::regex(std::string("\\$var wire +[0-9]+ +[a-z]+ +") + name + " ")))
         << name;
   }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "models/gpu/gpu_timing/gpu_timing.h"
+#include "models/uvm/uvm_system.h"
 #include "models/gpu/ptx/executor.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "platform/clock_domains.h"
@@ -74,6 +75,7 @@ struct CommandProcessor::Context {
   };
   ptx::DeviceMemory memory;
   std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
+  std::map<uint64_t, uint64_t> managed;      // the Managed ones the GMMU tracks (timing model)
   std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
@@ -232,6 +234,7 @@ CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
   if (context == nullptr) return Result::ok();
   *stats_->bytes_unmapped += context->mapped_bytes;
   *stats_->modules_unloaded += context->modules.size();
+  for (const auto& [base, bytes] : context->managed) timing_->uvm().unmap_managed(base);
   mapped_bytes_ -= context->mapped_bytes;
   ++*stats_->contexts_released;
   return Result::ok();  // the context's memory, modules and functions go with it
@@ -270,6 +273,16 @@ CommandProcessor::Result CommandProcessor::mem_map(Context& context, const devic
   alignment = std::max<uint64_t>(alignment, 256);
   const uint64_t address = context.memory.allocate(size, alignment);
   context.allocations[address] = size;
+  if (kind == static_cast<uint64_t>(device::MemoryKind::Managed) && timing_ != nullptr) {
+    // Unified memory: the pages start on the host; the GMMU migrates them on first touch. Two
+    // channels may hand out the same address; only the first is tracked (the other, like an
+    // allocation that is not 4 KB aligned, behaves as device memory).
+    try {
+      timing_->uvm().map_managed(address, size);
+      context.managed[address] = size;
+    } catch (const std::invalid_argument&) {  // overlaps another channel's, or not page aligned
+    }
+  }
   context.mapped_bytes += size;
   mapped_bytes_ += size;
   *stats_->bytes_mapped += size;
@@ -282,6 +295,7 @@ CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const dev
   if (it == context.allocations.end()) {
     return Result::error(Status::InvalidAddress, "MemUnmap: " + hex(address) + " is not a mapping of this channel");
   }
+  if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
   context.memory.release(address);
   context.mapped_bytes -= it->second;
   mapped_bytes_ -= it->second;
@@ -364,6 +378,10 @@ CommandProcessor::Result CommandProcessor::memcpy(Context& context, uint32_t cha
   if (device_source && !owns_range(context, source, bytes)) {
     return Result::error(Status::InvalidAddress, "Memcpy: source " + hex(source) + " + " + std::to_string(bytes) +
                                                      " is not mapped by this channel");
+  }
+  if (direction != static_cast<uint64_t>(CopyDirection::DeviceToDevice)) {
+    // The host reads or writes managed pages: they leave the device (dirty ones written back).
+    host_touches_managed(context, device_destination ? destination : source, bytes);
   }
   const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
   std::vector<uint8_t> staging(std::min(bytes, chunk));
@@ -658,7 +676,25 @@ CommandProcessor::Result CommandProcessor::prefetch(Context& context, const devi
     return Result::error(Status::InvalidAddress,
                          "Prefetch: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
   }
-  return Result::ok();  // memory is resident on the functional model; UVM migration comes later
+  // The values are already where the functional model reads them; the GMMU moves the pages'
+  // residency (and takes the PCIe time) for the managed part of the range.
+  if (bytes != 0 && timing_ != nullptr) {
+    for (const auto& [base, size] : context.managed) {
+      const uint64_t lo = std::max(base, address);
+      const uint64_t hi = std::min(base + size, address + bytes);
+      if (lo < hi) timing_->uvm().prefetch(lo, hi - lo, command.body.generic.c == 0);
+    }
+  }
+  return Result::ok();
+}
+
+void CommandProcessor::host_touches_managed(Context& context, uint64_t address, uint64_t bytes) {
+  if (timing_ == nullptr) return;
+  for (const auto& [base, size] : context.managed) {
+    const uint64_t lo = std::max(base, address);
+    const uint64_t hi = std::min(base + size, address + bytes);
+    if (lo < hi) timing_->uvm().host_access(lo, hi - lo);
+  }
 }
 
 CommandProcessor::Result CommandProcessor::semaphore_signal(uint32_t channel, const device::Command& command) {

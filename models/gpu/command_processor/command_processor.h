@@ -79,6 +79,8 @@ class CommandProcessor : public sc_core::sc_module {
   Result launch(Context& context, uint32_t channel, const device::Command& command,
                 const std::atomic<bool>* cancelled);
   Result prefetch(Context& context, const device::Command& command);
+  // Managed pages of [address, address + bytes) go back to the host (unified memory).
+  void host_touches_managed(Context& context, uint64_t address, uint64_t bytes);
   Result semaphore_signal(uint32_t channel, const device::Command& command);
 
   // Copy engine: host memory through the PCIe link, in gpu.dma.max_transfer pieces; waits for

@@ -11,6 +11,7 @@
 #include "models/memory/hbm/hbm_controller.h"
 #include "models/memory/l2/l2_slice.h"
 #include "models/tlm/tlm_monitor.h"
+#include "models/uvm/uvm_system.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -53,6 +54,9 @@ struct Mirror {
 struct GpuTiming::Impl {
   ClockDomains clocks;
   memory::AddressMap map;
+  TraceObserver* tracer;
+  std::vector<std::unique_ptr<TlmMonitor>> monitors;  // one per traced link (none when tracing is off)
+  std::unique_ptr<uvm::UvmSystem> uvm_system;  // before `core`: its binder puts a TLB on each SM's path
   GpuCore core;
   Crossbar crossbar;
   memory::HbmController hbm;
@@ -64,21 +68,26 @@ struct GpuTiming::Impl {
   stats::Counter& time_ps;
   std::vector<Mirror> mirrors;
   uint32_t sms;
-  TraceObserver* tracer;
-  std::vector<std::unique_ptr<TlmMonitor>> monitors;  // one per traced link (none when tracing is off)
 
   Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats, TraceObserver* trace)
       : clocks(c),
         map(p.l2, p.hbm),
-        core("core", p.sm, clocks.core, stats, trace),
+        tracer(trace),
+        uvm_system(std::make_unique<uvm::UvmSystem>("uvm", p.uvm, p.pcie, p.hbm.capacity_bytes, p.sim.seed,
+                                                    clocks.core, stats)),
+        core("core", p.sm, clocks.core, stats, trace,
+             [this](Sm& sm, uint32_t i, SmCluster& cluster) {
+               uvm::L1Tlb& tlb = uvm_system->add_tlb(i);
+               bind_traced(sm.mem, tlb.in, tracer, monitors, "sm");  // the SM's own link, as without UVM
+               tlb.out.bind(cluster.in);
+             }),
         crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
         hbm("hbm", p.hbm, map, stats, "memory.hbm"),
         group(stats.group("gpu")),
         kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
         cycles(group.counter("cycles", "cycle", "core cycles of kernels, submission to last CTA done")),
         time_ps(group.counter("time_ps", "ps", "simulated time of kernels on the timing model")),
-        sms(p.sm.count),
-        tracer(trace) {
+        sms(p.sm.count) {
     for (uint32_t s = 0; s < map.slices(); ++s) {
       slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map, s, stats,
                                                          "memory.l2[" + std::to_string(s) + "]"));
@@ -142,6 +151,8 @@ GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params,
 GpuTiming::~GpuTiming() = default;
 
 uint32_t GpuTiming::sm_count() const { return impl_->sms; }
+
+uvm::UvmSystem& GpuTiming::uvm() { return *impl_->uvm_system; }
 
 KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   Impl& m = *impl_;

@@ -27,6 +27,10 @@
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
+namespace gpuvp::uvm {
+class UvmSystem;
+}
+
 namespace gpuvp::gpu {
 
 struct KernelTiming {
@@ -51,6 +55,8 @@ class GpuTiming : public sc_core::sc_module {
   KernelTiming run(ptx::KernelRun& run, uint64_t kernel_id);
 
   uint32_t sm_count() const;
+  // Unified memory (models/uvm/uvm_system.h): an L1 TLB sits on every SM's memory path.
+  uvm::UvmSystem& uvm();
 
  private:
   struct Impl;

@@ -855,7 +855,7 @@ struct Sm::Impl {
     }
     if (t_suspended) run_subcores(c, false);
     if (!t_lsu_done) t_lsu_busy = lsu_cycle(c);
-    const uint64_t wake = t_wake;
+    uint64_t wake = t_wake;
     bool busy = t_lsu_busy;
     if (t_issued_any) {
       ++active_cycles;
@@ -867,6 +867,9 @@ struct Sm::Impl {
     resident_warp_cycles.add(resident_warps);
     retire_done();
     if (busy) return c + 1;
+    // A response queued for a later edge is a wake of its own: its notification may have been
+    // merged into this very cycle's step (it arrived at this edge's time before the step ran).
+    if (!responses.empty()) wake = std::min(wake, std::max(c + 1, responses.front().ready_cycle));
     if (wake == kNever && resident_warps > 0 && memory_idle()) {
       // Nothing can ever wake these warps: every live warp waits at a barrier.
       for (auto& cta : ctas) {

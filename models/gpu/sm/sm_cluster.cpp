@@ -97,7 +97,7 @@ void SmCluster::forward_next() {
 }
 
 GpuCore::GpuCore(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& core_clock,
-                 stats::Registry& stats, TraceObserver* tracer)
+                 stats::Registry& stats, TraceObserver* tracer, const MemoryPathBinder& bind_memory_path)
     : sc_core::sc_module(name) {
   const uint32_t per_cluster = std::max<uint32_t>(params.cluster_size, 1);
   std::vector<Sm*> pointers;
@@ -108,7 +108,12 @@ GpuCore::GpuCore(sc_core::sc_module_name name, const SmParams& params, const Clo
   for (uint32_t first = 0; first < params.count; first += per_cluster) {
     const uint32_t size = std::min(per_cluster, params.count - first);
     clusters_.push_back(std::make_unique<SmCluster>(("cluster_" + std::to_string(clusters_.size())).c_str(), first, size));
-    for (uint32_t i = first; i < first + size; ++i) bind_traced(sms_[i]->mem, clusters_.back()->in, tracer, monitors_, "sm");
+    for (uint32_t i = first; i < first + size; ++i) {
+      if (bind_memory_path)
+        bind_memory_path(*sms_[i], i, *clusters_.back());
+      else
+        bind_traced(sms_[i]->mem, clusters_.back()->in, tracer, monitors_, "sm");
+    }
   }
   scheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", params, core_clock, pointers, stats, tracer);
   stepper_ = std::make_unique<SmStepper>("sm_stepper", params, core_clock, pointers);

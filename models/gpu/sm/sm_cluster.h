@@ -59,9 +59,14 @@ class SmCluster : public sc_core::sc_module {
 
 class GpuCore : public sc_core::sc_module {
  public:
+  // Binds SM `sm`'s memory port to its cluster's input; null binds them directly. The
+  // unified-memory model uses it to put an L1 TLB between the two.
+  using MemoryPathBinder = std::function<void(Sm& sm, uint32_t index, SmCluster& cluster)>;
+
   // `tracer` (optional): SM -> cluster links bound through monitors it selects; CTA spans.
+  // `bind_memory_path` (optional) replaces the direct SM -> cluster binding (and its tracing).
   GpuCore(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& core_clock, stats::Registry& stats,
-          TraceObserver* tracer = nullptr);
+          TraceObserver* tracer = nullptr, const MemoryPathBinder& bind_memory_path = nullptr);
   ~GpuCore() override;
   GpuCore(const GpuCore&) = delete;
   GpuCore& operator=(const GpuCore&) = delete;
