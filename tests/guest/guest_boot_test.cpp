@@ -84,12 +84,11 @@ std::string serve_socket(Process& serve) {
 }
 
 // Workloads of several shapes, also ones that wait while other work of their own is in flight
-// (a second launch before a cudaMalloc or a copy: histogram, transpose, warp_reduce). Their device
+// (a second launch before a cudaMalloc or a copy: histogram, transpose, warp_reduce, gemv). Their device
 // statistics are a function of the command stream since the driver resumes only once its
 // HostWaiting -- naming the awaited command -- has completed on a settled platform (device.h).
-// (gemv is not used: it does not finish on the timing model, natively either.)
-const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops", "pathfinder", "histogram", "transpose",
-                                               "warp_reduce"};
+const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops",   "pathfinder", "histogram",
+                                               "transpose",  "warp_reduce", "gemv"};
 
 TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
