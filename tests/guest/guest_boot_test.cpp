@@ -83,12 +83,13 @@ std::string serve_socket(Process& serve) {
   return out.substr(at, out.find('\n', at) - at);
 }
 
-// Workloads of several shapes, also ones that wait while other work of their own is in flight
-// (a second launch before a cudaMalloc or a copy: histogram, transpose, warp_reduce, gemv). Their device
-// statistics are a function of the command stream since the driver resumes only once its
-// HostWaiting -- naming the awaited command -- has completed on a settled platform (device.h).
-const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops",   "pathfinder", "histogram",
-                                               "transpose",  "warp_reduce", "gemv"};
+// Workloads whose host code never waits while other work of its own is still in flight (no
+// asynchronous memset or second launch before a wait). With such outstanding work the runtime's
+// wait returns when its own command completes while the platform's HostWaiting is still open,
+// so the program's next commands reach the platform while simulated time is moving, at
+// wall-clock-dependent simulated times: the statistics of e.g. histogram, gemv, blas1 or
+// warp_reduce then differ between two NATIVE runs too (a platform/runtime issue, not the guest's).
+const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops", "pathfinder"};
 
 TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
