@@ -76,6 +76,7 @@ struct Bridge::Slot {
     uint64_t sequence = 0;
     uint64_t cell = 0;
     uint64_t value = 0;
+    uint64_t target = 0;  // a sequence (cell == 0), 0: everything queued before
   };
   Phase phase = Phase::Free;
   int64_t peer = -1;  // owner, known from Hello on
@@ -86,6 +87,7 @@ struct Bridge::Slot {
   bool goodbye_done = false;
   std::array<uint32_t, kQueues> head{};
   std::array<uint32_t, kQueues> scanned{};
+  std::array<uint32_t, kQueues> released{};  // the queue's workers may fetch up to here
   uint32_t completion_tail = 0;
   std::deque<device::CompletionRecord> pending;
   std::vector<Wait> waits;
@@ -100,6 +102,7 @@ struct Bridge::Slot {
     goodbye_running = goodbye_done = false;
     head.fill(0);
     scanned.fill(0);
+    released.fill(0);
     completion_tail = 0;
     pending.clear();
     waits.clear();
@@ -400,6 +403,21 @@ void Bridge::scan_channel(uint32_t channel) {
     if (s.pending.empty() && load_acquire(ch.completions.head.value) == s.completion_tail) begin_release(channel);
     return;
   }
+  // New commands are handed to the queues' workers only while the client is blocked: it has queued
+  // a HostWaiting (or filled a queue, so its driver waits for room). Everything it queued until
+  // then is released in one pass, so what the platform starts together -- and in which order at
+  // the current instant -- is a function of the command stream, never of how the client's writes
+  // and this thread's passes happened to interleave in wall-clock time.
+  // (A Claimed channel's commands -- Hello, or refusals -- never touch the GPU: they go at once.)
+  bool client_blocked = !s.waits.empty() || s.phase == Slot::Phase::Claimed;
+  for (uint32_t q = 0; q < kQueues && !client_blocked; ++q) {
+    const uint32_t tail = load_acquire(ch.queues[q].tail.value);
+    if (tail - s.head[q] >= device::kQueueEntries) client_blocked = true;
+    for (uint32_t i = s.head[q]; i != tail && !client_blocked; ++i) {
+      const device::Command& entry = ch.queues[q].entries[i % device::kQueueEntries];
+      client_blocked = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting);
+    }
+  }
   for (uint32_t q = 0; q < kQueues; ++q) {
     const uint32_t tail = load_acquire(ch.queues[q].tail.value);
     if (tail == s.head[q]) continue;
@@ -417,7 +435,10 @@ void Bridge::scan_channel(uint32_t channel) {
       }
       s.scanned[q] = position;
     }
-    s.work[q].notify(sc_core::SC_ZERO_TIME);
+    if (client_blocked) {
+      s.released[q] = tail;
+      s.work[q].notify(sc_core::SC_ZERO_TIME);
+    }
   }
   evaluate_waits(channel);
 }
@@ -516,6 +537,7 @@ void Bridge::worker(uint32_t channel, uint32_t queue) {
         pass_needed_.notify(sc_core::SC_ZERO_TIME);
         break;
       }
+      if (static_cast<int32_t>(s.released[queue] - head) <= 0) break;  // not handed over yet (scan_channel)
       device::Command command;
       std::memcpy(&command, &ring.entries[head % device::kQueueEntries], sizeof command);
       ++s.in_flight;
@@ -642,6 +664,7 @@ void Bridge::register_wait(uint32_t channel, uint32_t queue, uint32_t index, con
   wait.sequence = command.sequence;
   wait.cell = cell;
   wait.value = command.body.generic.b;
+  wait.target = cell == 0 ? command.body.generic.c : 0;
   s.waits.push_back(wait);
   ++waiting_clients_;
   ++*stats_->host_waits;
@@ -653,6 +676,19 @@ void Bridge::evaluate_waits(uint32_t channel) {
     bool holds = true;
     if (it->cell != 0) {
       holds = load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + it->cell)) >= it->value;
+    } else if (it->target != 0) {
+      // The one command it names: done once no queue holds it any more (a queue's head moves past
+      // an entry only after its completion was posted).
+      for (uint32_t q = 0; q < kQueues && holds; ++q) {
+        const device::CommandQueue& ring = region_.channel(channel).queues[q];
+        const uint32_t tail = load_acquire(ring.tail.value);
+        if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
+        for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
+          const device::Command& entry = ring.entries[i % device::kQueueEntries];
+          holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
+                  __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) != it->target;
+        }
+      }
     } else {
       // Everything queued before it: earlier entries of its own queue, and on the other queues
       // every entry with a smaller sequence (clients number their commands in submission order).
@@ -673,12 +709,25 @@ void Bridge::evaluate_waits(uint32_t channel) {
       ++it;
       continue;
     }
-    const Slot::Wait done = *it;
+    // Time stops here (one waiter fewer), but the client hears of it only once this instant has
+    // settled (post_held_completions): what it submits next then lands on a quiet platform at a
+    // simulated time fixed by the command stream, not by how fast it or this thread ran.
+    held_.push_back({channel, s.epoch, it->queue, it->sequence});
     it = s.waits.erase(it);
     --waiting_clients_;
-    complete(channel, done.queue, done.sequence, Status::Ok, 0, 0, "");
   }
+  if (!held_.empty()) sc_core::sc_pause();  // hand the run loop control to post them
   update_time_gate();
+}
+
+void Bridge::post_held_completions() {
+  std::vector<Held> held;
+  held.swap(held_);
+  for (const Held& h : held) {
+    const Slot& s = *slots_[h.channel];
+    if (s.epoch != h.epoch || s.phase != Slot::Phase::Active) continue;  // the channel went away meanwhile
+    complete(h.channel, h.queue, h.sequence, Status::Ok, 0, 0, "");
+  }
 }
 
 void Bridge::semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command) {

@@ -17,7 +17,9 @@
 // that runs the simulation, see PlatformServer). Simulated time may advance only while a client
 // waits (HostWaiting not yet satisfied) or a departing channel still has work in flight; the
 // thread running the simulation asks time_may_advance() and otherwise runs only the current
-// instant's activity, then sleeps on wake_fd().
+// instant's activity, then sleeps on wake_fd(). A satisfied HostWaiting stops time at once but
+// its completion is held back until the instant has settled (holding_completions()), so the
+// client -- which resumes only on that completion -- never races simulated work.
 //
 // Statistics: group "bridge" — peers, doorbells, commands per opcode, completions, errors, ring
 // faults, channels opened and released, host waits.
@@ -69,6 +71,11 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   int wake_fd() const { return wake_fd_; }
   void clear_wake();
   bool time_may_advance() const { return waiting_clients_ > 0 || draining_channels_ > 0; }
+  // Satisfied HostWaiting commands whose completions wait for the current instant to settle
+  // (device.h): the thread running the simulation posts them once no activity is left at the
+  // current time (or at once while time may advance for another client anyway).
+  bool holding_completions() const { return !held_.empty(); }
+  void post_held_completions();
   bool stop_requested() const { return stop_requested_.load(); }
   void clear_stop() { stop_requested_ = false; }
   void request_stop();  // thread-safe, async-signal-safe
@@ -81,6 +88,12 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   struct IoEvent {
     bool joined;
     int64_t peer;
+  };
+  struct Held {
+    uint32_t channel;
+    uint64_t epoch;
+    uint32_t queue;
+    uint64_t sequence;
   };
 
   // IvshmemServer::Listener (I/O thread).
@@ -133,6 +146,7 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   sc_core::sc_event pass_needed_;  // something changed: run a service pass
   sc_core::sc_event tick_event_;   // every poll interval (re-check semaphores written by hosts)
   uint32_t waiting_clients_ = 0;    // unsatisfied HostWaiting commands
+  std::vector<Held> held_;          // satisfied HostWaiting commands, completion not yet posted
   uint32_t draining_channels_ = 0;  // departing channels with work still in flight
   std::unique_ptr<Stats> stats_;
 

@@ -108,6 +108,12 @@ struct PlatformServer::Impl {
                  !bridge->stop_requested());
       }
       if (should_stop(stop_when)) break;
+      // A satisfied HostWaiting is answered only once this instant has no activity left, so the
+      // woken program's next commands find the same platform state however fast it runs.
+      if (bridge->holding_completions() &&
+          (bridge->time_may_advance() || !sc_core::sc_pending_activity_at_current_time())) {
+        bridge->post_held_completions();
+      }
       const bool busy = bridge->time_may_advance() ? sc_core::sc_pending_activity()
                                                    : sc_core::sc_pending_activity_at_current_time();
       if (!busy) {
@@ -120,6 +126,7 @@ struct PlatformServer::Impl {
     for (int i = 0; i < 16 && sc_core::sc_pending_activity_at_current_time(); ++i) {
       sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
+    if (bridge->holding_completions()) bridge->post_held_completions();
     bridge->clear_stop();
   }
 };

@@ -55,7 +55,8 @@ Driver::~Driver() {
   if (!lost_ && alive()) {
     dev::Command goodbye{};
     goodbye.opcode = static_cast<uint32_t>(dev::Opcode::Goodbye);
-    wait(submit(0, goodbye), options_.control_timeout);
+    // Not settled: the platform retires the channel with Goodbye and answers no later HostWaiting.
+    wait_settled(submit(0, goodbye), options_.control_timeout, false);
   }
 }
 
@@ -73,6 +74,10 @@ bool Driver::claim(std::string* error) {
   };
   if (load_acquire(h.platform_state) != static_cast<uint32_t>(dev::PlatformState::Ready)) {
     return fail("the gpuvp platform is not ready");
+  }
+  if (load_acquire(h.version) != dev::kVersion) {
+    return fail("the gpuvp platform speaks device protocol version " + std::to_string(load_acquire(h.version)) +
+                ", this driver version " + std::to_string(dev::kVersion));
   }
   if (h.channel_bytes < sizeof(dev::Channel) || h.max_channels == 0 || h.max_channels > dev::kMaxChannels ||
       h.queues_per_channel != dev::kQueuesPerChannel || h.channels_offset + h.channel_bytes * h.max_channels > region ||
@@ -223,30 +228,48 @@ std::optional<Completion> Driver::take(uint64_t sequence) {
   return c;
 }
 
-bool Driver::send_host_waiting() {
+uint64_t Driver::send_host_waiting(uint64_t target) {
   dev::Command waiting{};
   waiting.opcode = static_cast<uint32_t>(dev::Opcode::HostWaiting);
+  waiting.body.generic.c = target;
   const uint64_t sequence = submit(0, waiting);
-  if (sequence == 0) return false;
-  ignored_[sequence] = true;
-  return true;
+  if (sequence != 0) ignored_[sequence] = true;
+  return sequence;
 }
 
 Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {
+  return wait_settled(sequence, timeout, true);
+}
+
+Completion Driver::wait_settled(uint64_t sequence, std::chrono::milliseconds timeout, bool settle) {
   if (sequence == 0) return lost_completion(0);
   if (auto done = take(sequence); done) return *done;
   const auto start = Clock::now();
-  send_host_waiting();
+  // The HostWaiting names exactly the awaited command, so simulated time stops when that command
+  // completes. Its own completion comes once the platform has stopped time and let the instant
+  // settle: only then may this program go on, or its next commands would land at a simulated time
+  // that depends on how fast this host ran.
+  const uint64_t waiting = send_host_waiting(sequence);
+  std::optional<Completion> result;
+  auto finished = [&] {
+    drain();
+    if (!result) {
+      if (const auto it = done_.find(sequence); it != done_.end()) {
+        result = std::move(it->second);
+        done_.erase(it);
+      }
+    }
+    return result.has_value() && (!settle || waiting == 0 || ignored_.count(waiting) == 0);
+  };
   for (;;) {
-    if (auto done = take(sequence); done) return *done;
+    if (finished()) return *result;
     if (!alive()) return lost_completion(sequence);
     if (timeout != std::chrono::milliseconds::max() && Clock::now() - start > timeout) {
       mark_lost("the platform did not answer within " + std::to_string(timeout.count()) + " ms");
       return lost_completion(sequence);
     }
     if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
-      drain();
-      if (auto done = take(sequence); done && !done->lost) return *done;
+      if (finished()) return *result;
       mark_lost("the platform closed its connection");
       return lost_completion(sequence);
     }

@@ -74,8 +74,11 @@ class Driver {
   bool completed(uint64_t sequence);
   // Removes and returns the completion of `sequence` if it has arrived.
   std::optional<Completion> take(uint64_t sequence);
-  // Blocks until `sequence` completes (telling the platform the host waits first) and returns
-  // its completion. Returns a `lost` completion when the platform disappears.
+  // Blocks until `sequence` completes and returns its completion. It tells the platform first that
+  // the host waits for exactly that command (HostWaiting, device.h) and returns only once that
+  // HostWaiting has completed too, i.e. simulated time has stopped again: the program's next
+  // commands then take effect at a simulated time fixed by the command stream. Returns a `lost`
+  // completion when the platform disappears.
   Completion wait(uint64_t sequence, std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
   Completion execute(uint32_t queue, const device::Command& command) { return wait(submit(queue, command)); }
 
@@ -93,7 +96,10 @@ class Driver {
   void drain();
   void mark_lost(std::string reason);
   Completion lost_completion(uint64_t sequence) const;
-  bool send_host_waiting();
+  uint64_t send_host_waiting(uint64_t target);  // its sequence, 0 when the platform is gone
+  // wait(); `settle` = also wait for the HostWaiting's completion (not for Goodbye, after which
+  // the platform answers nothing more).
+  Completion wait_settled(uint64_t sequence, std::chrono::milliseconds timeout, bool settle);
 
   std::unique_ptr<Transport> transport_;
   DriverOptions options_;

@@ -40,8 +40,11 @@
 // corrupt is put in kChannelFaulted and its client told so by completion (Status::RingCorrupt).
 //
 // TIME: the host is untimed. Simulated time advances only while a client waits on the GPU: the
-// driver says so with kHostWaiting before it blocks, and the platform reports simulated
-// timestamps in completions (for cudaEventElapsedTime).
+// driver says so with kHostWaiting (naming what it waits for) before it blocks, and resumes only
+// once that HostWaiting's completion has arrived -- posted after simulated time stopped and the
+// instant settled -- so every command takes effect at a simulated time fixed by the command
+// stream alone. The platform reports simulated timestamps in completions (for
+// cudaEventElapsedTime).
 #pragma once
 
 #include <cstddef>
@@ -50,7 +53,7 @@
 namespace gpuvp::device {
 
 inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;  // 2: HostWaiting on one sequence (c), completion after settling
 
 inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
 inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
@@ -134,15 +137,22 @@ enum class Opcode : uint32_t {
                         //    simulated time (ps) to the following u64 cell
   SemaphoreWait = 12,   // a: host address of a u64 cell, b: value; the queue stalls until cell >= value
   HostWaiting = 13,     // the client is about to block: simulated time may advance.
-                        // a: host address of a u64 cell (0: none), b: value. The client blocks
-                        // until cell >= value (a = 0: until every command it queued before this
-                        // one has completed: the earlier entries of its own queue and, on the other
-                        // queues, every command with a smaller sequence -- so number commands in
-                        // submission order). Taken OUT OF QUEUE ORDER: the platform honours it as
-                        // soon as it sees it, on any queue, lets simulated time advance while the
-                        // condition does not hold, and posts this command's completion when it
-                        // holds (so the completion is a valid wake-up). Simulated time stands
-                        // still while no client of the platform is waiting.
+                        // a: host address of a u64 cell (0: none), b: value, c: a sequence (0: none).
+                        //   a != 0: the client blocks until cell >= value;
+                        //   a == 0, c != 0: until the command with sequence c has completed (its
+                        //     completion is posted; a sequence not in any queue holds at once);
+                        //   a == 0, c == 0: until every command it queued before this one has
+                        //     completed (the earlier entries of its own queue and, on the other
+                        //     queues, every command with a smaller sequence -- so number commands
+                        //     in submission order).
+                        // Taken OUT OF QUEUE ORDER: the platform honours it as soon as it sees it,
+                        // on any queue, and lets simulated time advance while the condition does
+                        // not hold. Once it holds, simulated time stops there; the platform lets
+                        // the current instant's activity settle and only then posts this command's
+                        // completion. A client that resumes only after that completion therefore
+                        // issues its next commands at a simulated time that is a pure function of
+                        // the command stream (never of how fast the host ran). Simulated time
+                        // stands still while no client of the platform is waiting.
   Hello = 14,           // first command of a channel: a: client pid; -> value0: channel index.
                         // Turns a Claimed channel Active; anything else on a Claimed channel
                         // gets ChannelUnavailable.
