@@ -36,6 +36,13 @@ class TraceObserver {
   // A CTA (linear index `cta` in kernel `kernel_id`) became resident on / left SM `sm`.
   virtual void cta_begin(std::uint32_t sm, std::uint64_t kernel_id, std::uint64_t cta, const sc_core::sc_time& at) = 0;
   virtual void cta_end(std::uint32_t sm, std::uint64_t kernel_id, std::uint64_t cta, const sc_core::sc_time& at) = 0;
+
+  // Unified memory's far faults, reported by the GMMU whenever one of these changed:
+  // `outstanding` far-fault MSHR entries held now; `raised` far faults so far (the uvm.gmmu
+  // far_faults counter) and `migrated_pages` pages migrated host->device so far (uvm.gmmu
+  // migrated_bytes / page size), both running totals. A no-op unless a tracer wants them.
+  virtual void far_faults(std::uint64_t /*outstanding*/, std::uint64_t /*raised*/, std::uint64_t /*migrated_pages*/,
+                          const sc_core::sc_time& /*at*/) {}
 };
 
 }  // namespace gpuvp

@@ -19,12 +19,14 @@ struct UvmSystem::HostEnd : sc_core::sc_module {
 };
 
 UvmSystem::UvmSystem(sc_core::sc_module_name name, const UvmParams& params, const PcieParams& pcie,
-                     uint64_t device_bytes, uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats)
+                     uint64_t device_bytes, uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats,
+                     TraceObserver* tracer)
     : sc_core::sc_module(name), params_(params), clock_(core_clock), stats_(stats) {
   const uint64_t bytes = params.device_memory != 0 ? params.device_memory : device_bytes;
   link_ = std::make_unique<PcieLink>("pcie", pcie, stats, "uvm.pcie");
   host_end_ = std::make_unique<HostEnd>("host_end");
-  gmmu_ = std::make_unique<Gmmu>("gmmu", params, bytes / kPageBytes, seed, core_clock, table_, stats, "uvm.gmmu");
+  gmmu_ = std::make_unique<Gmmu>("gmmu", params, bytes / kPageBytes, seed, core_clock, table_, stats, "uvm.gmmu",
+                                 tracer);
   gmmu_->pcie.bind(link_->device_in);
   link_->host_out.bind(host_end_->memory);
   host_end_->host.bind(link_->host_in);

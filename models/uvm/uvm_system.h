@@ -30,8 +30,9 @@ namespace gpuvp::uvm {
 class UvmSystem : public sc_core::sc_module {
  public:
   // `device_bytes`: memory for managed pages when uvm.device_memory is 0 (all of HBM).
+  // `tracer` (may be null) goes to the GMMU: far-fault activity as trace counter tracks.
   UvmSystem(sc_core::sc_module_name name, const UvmParams& params, const PcieParams& pcie, uint64_t device_bytes,
-            uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats);
+            uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats, TraceObserver* tracer = nullptr);
   ~UvmSystem() override;
   UvmSystem(const UvmSystem&) = delete;
   UvmSystem& operator=(const UvmSystem&) = delete;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <sysc/tracing/sc_tracing_ids.h>
@@ -263,6 +265,40 @@ void TraceRecorder::cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const
   if (writer_) writer_->span(r);
 }
 
+void TraceRecorder::far_faults(uint64_t outstanding, uint64_t raised, uint64_t migrated_pages, const sc_core::sc_time& at) {
+  if (finished_) return;
+  const uint64_t index = at.value() / options_.counter_window_ps;
+  auto [it, fresh] = fault_windows_.try_emplace(index);
+  FaultWindow& w = it->second;
+  if (fresh) w.max_outstanding = faults_outstanding_;  // what the MSHRs held as the window began
+  w.max_outstanding = std::max(w.max_outstanding, outstanding);
+  w.end_outstanding = outstanding;
+  w.raised += raised - faults_raised_;
+  w.migrated_pages += migrated_pages - pages_migrated_;
+  faults_outstanding_ = outstanding;
+  faults_raised_ = raised;
+  pages_migrated_ = migrated_pages;
+}
+
+namespace {
+// Replaces the body of the VCD file's $date section (SystemC writes the wall-clock date there).
+void fix_vcd_date(const std::string& path, const std::string& text) {
+  std::string content;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw TraceError(path + ": cannot reopen the VCD file to fix its $date");
+    content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t date = content.find("$date");
+  const size_t end = date == std::string::npos ? std::string::npos : content.find("$end", date);
+  if (end == std::string::npos) return;  // no $date section: nothing time-dependent to fix
+  content.replace(date, end - date, "$date\n     " + text + "\n");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  if (!out.flush()) throw TraceError(path + ": cannot rewrite the VCD file");
+}
+}  // namespace
+
 void TraceRecorder::finish() {
   if (finished_) return;
   finished_ = true;
@@ -270,6 +306,7 @@ void TraceRecorder::finish() {
   if (vcd_ != nullptr) {
     sc_core::sc_close_vcd_trace_file(vcd_);
     vcd_ = nullptr;
+    fix_vcd_date(options_.vcd_path, kVcdDate);
   }
   if (!writer_) return;
   // Counter tracks: per link kind, bandwidth and the most requests in flight in each window;
@@ -290,6 +327,28 @@ void TraceRecorder::finish() {
         const uint64_t after = ts + options_.counter_window_ps;
         writer_->counter({after, 2 * k, 0, 0.0});
         writer_->counter({after, 2 * k + 1, 0, 0.0});
+      }
+    }
+  }
+  // Far faults (only when the GMMU reported any): MSHR entries held (a window's most), faults
+  // raised and pages migrated per window; their sums equal uvm.gmmu far_faults and
+  // migrated_bytes / page. After a gap the outstanding count holds, the per-window counts fall.
+  if (!fault_windows_.empty()) {
+    const uint32_t base = 2 * static_cast<uint32_t>(kinds_.size());
+    writer_->counter_track(base, "far faults outstanding", "MSHR entries");
+    writer_->counter_track(base + 1, "far faults raised", "faults");
+    writer_->counter_track(base + 2, "pages migrated", "pages");
+    for (auto it = fault_windows_.begin(); it != fault_windows_.end(); ++it) {
+      const uint64_t ts = it->first * options_.counter_window_ps;
+      writer_->counter({ts, base, 0, static_cast<double>(it->second.max_outstanding)});
+      writer_->counter({ts, base + 1, 0, static_cast<double>(it->second.raised)});
+      writer_->counter({ts, base + 2, 0, static_cast<double>(it->second.migrated_pages)});
+      const auto next = std::next(it);
+      if (next == fault_windows_.end() || next->first != it->first + 1) {
+        const uint64_t after = ts + options_.counter_window_ps;
+        writer_->counter({after, base, 0, static_cast<double>(it->second.end_outstanding)});
+        writer_->counter({after, base + 1, 0, 0.0});
+        writer_->counter({after, base + 2, 0, 0.0});
       }
     }
   }

@@ -2,7 +2,8 @@
 // each transaction on each link into one TransactionRecord, lays overlapping transactions and
 // CTAs into lanes (so every track holds properly nested spans), samples counter tracks per
 // window (bandwidth and requests in flight per link kind: "dram in flight" is the L2 slices'
-// outstanding misses), writes to a TraceWriter (trace_format.h) and keeps a per-link summary.
+// outstanding misses; and, with unified memory, the GMMU's far faults: "far faults outstanding",
+// "far faults raised", "pages migrated"), writes to a TraceWriter (trace_format.h) and keeps a per-link summary.
 //
 //   TraceRecorder recorder(options);            // opens the file
 //   GpuTiming timing("timing", params, clocks, stats, &recorder);
@@ -15,7 +16,8 @@
 // transaction in flight) and `_in_flight` — sampled by SystemC at each simulated time step.
 //
 // Deterministic: links are numbered in binding order, lanes are the lowest free, and nothing is
-// written from an unordered container (a VCD file's $date line is the wall-clock date).
+// written from an unordered container. SystemC writes the wall-clock date into a VCD file's
+// $date section; finish() rewrites it to a fixed text, so identical runs give identical bytes.
 #pragma once
 
 #include <array>
@@ -81,6 +83,10 @@ class TraceRecorder : public TraceObserver {
   void kernel_end(uint64_t kernel_id, const sc_core::sc_time& at) override;
   void cta_begin(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) override;
   void cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) override;
+  void far_faults(uint64_t outstanding, uint64_t raised, uint64_t migrated_pages, const sc_core::sc_time& at) override;
+
+  // The text finish() puts in a VCD file's $date section in place of the wall-clock date.
+  static constexpr const char* kVcdDate = "gpuvp simulated run (date fixed for reproducible traces)";
 
  private:
   struct Open {
@@ -103,6 +109,15 @@ class TraceRecorder : public TraceObserver {
     std::string name;
     uint64_t in_flight = 0;
     std::map<uint64_t, Window> windows;
+  };
+
+  // Far faults per counter window: most MSHR entries held, the count at the window's last
+  // report, faults raised and pages migrated within it.
+  struct FaultWindow {
+    uint64_t max_outstanding = 0;
+    uint64_t end_outstanding = 0;
+    uint64_t raised = 0;
+    uint64_t migrated_pages = 0;
   };
 
   void close(uint32_t link, LinkState& state, Open& open, uint64_t end_ps);
@@ -130,6 +145,10 @@ class TraceRecorder : public TraceObserver {
   std::deque<bool> vcd_busy_;
   uint64_t kernels_traced_ = 0;
   uint64_t ctas_traced_ = 0;
+  std::map<uint64_t, FaultWindow> fault_windows_;
+  uint64_t faults_outstanding_ = 0;  // as last reported
+  uint64_t faults_raised_ = 0;
+  uint64_t pages_migrated_ = 0;
 };
 
 }  // namespace gpuvp::trace

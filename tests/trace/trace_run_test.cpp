@@ -1,9 +1,12 @@
 // `gpuvp run --trace` on a real CUDA program (sw/workloads vector_add, nvcc -cudart shared):
 // the trace parses, its spans nest, its transaction counts per link equal the run's statistics,
 // tracing leaves the statistics byte-identical, the same run gives the same trace bytes, the
-// compact form converts to the same JSON, and filters narrow it.
+// compact form converts to the same JSON, and filters narrow it. On a unified-memory program
+// (sw/workloads/uvm) the far-fault counter tracks add up to the GMMU's statistics; and two
+// identical runs write byte-identical VCD files (SystemC's wall-clock $date is replaced).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <regex>
@@ -21,6 +24,7 @@ namespace {
 
 const std::string kGpuvp = GPUVP_BINARY;
 const std::string kProgram = std::string(GPUVP_WORKLOAD_BIN_DIR) + "/workload_vector_add";
+const std::string kUvmSuite = GPUVP_UVM_SUITE;
 
 std::string temp(const std::string& name) { return ::testing::TempDir() + "/trace_run_" + name; }
 
@@ -158,6 +162,57 @@ TEST(TraceRun, ModuleFilterKeepsOneLink) {
   ASSERT_EQ(links.size(), 1u);
   EXPECT_EQ(links.begin()->first, "l2: crossbar.slice -> l2_0.in");
   EXPECT_EQ(links.begin()->second, counter(stats, "memory.l2[0]", "accesses"));
+}
+
+TEST(TraceRun, SameRunSameVcdBytes) {
+  const ProcessResult a = gpuvp_run({"--trace-vcd", temp("same_a.vcd")});
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  const ProcessResult b = gpuvp_run({"--trace-vcd", temp("same_b.vcd")});
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const std::string vcd = slurp(temp("same_a.vcd"));
+  EXPECT_GT(vcd.size(), 1000u);
+  EXPECT_TRUE(slurp(temp("same_b.vcd")) == vcd) << "two identical runs gave different VCD files";
+  // The $date section holds the fixed text, not the wall-clock date; the rest of the header stays.
+  EXPECT_EQ(vcd.rfind("$date\n     gpuvp simulated run (date fixed for reproducible traces)\n$end", 0), 0u)
+      << vcd.substr(0, 200);
+  EXPECT_NE(vcd.find("$version"), std::string::npos);
+  EXPECT_NE(vcd.find("$enddefinitions"), std::string::npos);
+}
+
+// Far faults as counter tracks: the uvm_suite `stream` program with no prefetcher faults every
+// page of its three arrays; the per-window counts add up to uvm.gmmu's far_faults and
+// migrated_bytes, and the MSHR entries held never pass the configured number and end at zero.
+TEST(TraceRun, FarFaultCounterTracksAgreeWithTheGmmuStatistics) {
+  const ProcessResult r = run({kGpuvp, "run", "--stats", temp("uvm_stats.json"), "--trace", temp("uvm.json"), "--set",
+                               "uvm.prefetcher=none", "--", kUvmSuite, "stream"},
+                              std::chrono::seconds(300));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_NE(r.out.find("PASS uvm stream"), std::string::npos) << describe(r);
+  const nlohmann::json stats = nlohmann::json::parse(slurp(temp("uvm_stats.json")));
+  const nlohmann::json trace = nlohmann::json::parse(slurp(temp("uvm.json")));
+  double raised = 0;
+  double migrated = 0;
+  double most_outstanding = -1;
+  double last_outstanding = -1;
+  uint64_t samples = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "C") continue;
+    const double value = e.at("args").begin().value().get<double>();
+    if (e.at("name") == "far faults raised") raised += value, ++samples;
+    if (e.at("name") == "pages migrated") migrated += value;
+    if (e.at("name") == "far faults outstanding") {
+      most_outstanding = std::max(most_outstanding, value);
+      last_outstanding = value;
+    }
+  }
+  const uint64_t far_faults = counter(stats, "uvm.gmmu", "far_faults");
+  EXPECT_EQ(far_faults, 3u * (1u << 20) / 4096);  // every page of the three 1 MiB arrays
+  EXPECT_GT(samples, 1u);
+  EXPECT_EQ(static_cast<uint64_t>(raised), far_faults);
+  EXPECT_EQ(static_cast<uint64_t>(migrated) * 4096, counter(stats, "uvm.gmmu", "migrated_bytes"));
+  EXPECT_GT(most_outstanding, 0);
+  EXPECT_LE(most_outstanding, 256) << "more far faults outstanding than far-fault MSHRs (uvm.far_fault_mshrs)";
+  EXPECT_EQ(last_outstanding, 0);
 }
 
 TEST(TraceRun, BadTraceOptionsAreErrorsBeforeTheProgramRuns) {

@@ -286,6 +286,42 @@ TEST(TraceRecorder, VcdShowsBusyFlagsAndLevels) {
   const std::string during = vcd.substr(at5, at25 - at5);
   EXPECT_NE(during.find("1" + busy + "\n"), std::string::npos) << vcd;
   EXPECT_NE(vcd.substr(at25).find("0" + busy + "\n"), std::string::npos) << vcd;
+  // SystemC's wall-clock date is replaced by a fixed text (identical runs, identical bytes).
+  EXPECT_EQ(vcd.rfind(std::string("$date\n     ") + TraceRecorder::kVcdDate + "\n$end\n", 0), 0u) << vcd;
+}
+
+// The GMMU's far-fault reports become three counter tracks sampled per window: the most MSHR
+// entries held (carried into a window from the one before), and the faults raised and pages
+// migrated within each window, which add up to the running totals reported last.
+TEST(TraceRecorder, FarFaultsBecomeCounterTracks) {
+  TraceOptions options;
+  options.path = temp("faults.json");
+  options.counter_window_ps = 1000;
+  TraceRecorder recorder(options);
+  recorder.far_faults(3, 3, 0, sc_time(100, sc_core::SC_PS));    // window 0: 3 faults raised
+  recorder.far_faults(5, 5, 0, sc_time(900, sc_core::SC_PS));    // window 0: 2 more, 5 held
+  recorder.far_faults(2, 5, 3, sc_time(1500, sc_core::SC_PS));   // window 1: 3 landed, 2 held (5 at start)
+  recorder.far_faults(0, 6, 6, sc_time(3200, sc_core::SC_PS));   // window 3 (window 2 silent, 2 held)
+  recorder.finish();
+  const nlohmann::json trace = nlohmann::json::parse(test::slurp(options.path));
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> tracks;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") tracks[e["name"]].emplace_back(test::to_ps(e["ts"]), e["args"].begin().value().get<double>());
+  }
+  using Samples = std::vector<std::pair<int64_t, double>>;
+  EXPECT_EQ(tracks["far faults outstanding"], (Samples{{0, 5}, {1000, 5}, {2000, 2}, {3000, 2}, {4000, 0}}));
+  EXPECT_EQ(tracks["far faults raised"], (Samples{{0, 5}, {1000, 0}, {2000, 0}, {3000, 1}, {4000, 0}}));
+  EXPECT_EQ(tracks["pages migrated"], (Samples{{0, 0}, {1000, 3}, {2000, 0}, {3000, 3}, {4000, 0}}));
+}
+
+TEST(TraceRecorder, NoFarFaultTracksWithoutReports) {
+  TraceOptions options;
+  options.path = temp("no_faults.json");
+  TraceRecorder recorder(options);
+  recorder.kernel_begin(1, "k", sc_time(0, SC_NS));
+  recorder.kernel_end(1, sc_time(1, SC_NS));
+  recorder.finish();
+  EXPECT_EQ(test::slurp(options.path).find("far faults"), std::string::npos);
 }
 
 TEST(TraceRecorder, VcdNameMustEndInVcd) {

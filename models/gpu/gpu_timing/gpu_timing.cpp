@@ -74,7 +74,7 @@ struct GpuTiming::Impl {
         map(p.l2, p.hbm),
         tracer(trace),
         uvm_system(std::make_unique<uvm::UvmSystem>("uvm", p.uvm, p.pcie, p.hbm.capacity_bytes, p.sim.seed,
-                                                    clocks.core, stats)),
+                                                    clocks.core, stats, trace)),
         core("core", p.sm, clocks.core, stats, trace,
              [this](Sm& sm, uint32_t i, SmCluster& cluster) {
                uvm::L1Tlb& tlb = uvm_system->add_tlb(i);

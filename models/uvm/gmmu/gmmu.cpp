@@ -27,7 +27,8 @@ UvmMessage& message(tlm::tlm_generic_payload& gp) {
 }  // namespace
 
 Gmmu::Gmmu(sc_core::sc_module_name name, const UvmParams& params, uint64_t device_pages, uint64_t seed,
-           const ClockDomain& clock, PageTable& table, stats::Registry& stats, const std::string& path)
+           const ClockDomain& clock, PageTable& table, stats::Registry& stats, const std::string& path,
+           TraceObserver* tracer)
     : sc_core::sc_module(name),
       translate("translate"),
       notify("notify"),
@@ -43,11 +44,26 @@ Gmmu::Gmmu(sc_core::sc_module_name name, const UvmParams& params, uint64_t devic
       walks_(group_.counter("page_walks", "walk", "page-table walks (L2 TLB misses)")),
       nacks_(group_.counter("nacks", "message", "Nack-replayable responses sent to L1 TLBs")),
       replays_(group_.counter("replays", "message", "replay notifications sent to L1 TLBs")),
-      shootdowns_(group_.counter("shootdowns", "event", "TLB shootdowns (whole-TLB flushes or per-entry invalidations)")) {
+      shootdowns_(group_.counter("shootdowns", "event", "TLB shootdowns (whole-TLB flushes or per-entry invalidations)")),
+      tracer_(tracer) {
+  if (tracer_ != nullptr) {
+    far_faults_ = group_.find_counter("far_faults");
+    migrated_bytes_ = group_.find_counter("migrated_bytes");
+    if (far_faults_ == nullptr || migrated_bytes_ == nullptr)
+      throw std::logic_error("gmmu: the fault engine's far_faults / migrated_bytes counters are missing in " + path);
+  }
   group_.ratio("l2_tlb_hit_rate", "L2 TLB lookups that hit", l2_hits_, l2_accesses_);
   translate.register_nb_transport_fw(this, &Gmmu::nb_transport_fw);
   SC_HAS_PROCESS(Gmmu);
   SC_THREAD(thread);
+}
+
+void Gmmu::report_faults() {
+  if (tracer_ == nullptr) return;
+  const uint64_t now[3] = {faults_.mshrs().occupancy(), far_faults_->value(), migrated_bytes_->value() / kPageBytes};
+  if (std::equal(now, now + 3, reported_)) return;
+  std::copy(now, now + 3, reported_);
+  tracer_->far_faults(now[0], now[1], now[2], sc_core::sc_time_stamp());
 }
 
 uint64_t Gmmu::cycles_ps(uint64_t cycles) const {
@@ -181,6 +197,7 @@ void Gmmu::thread() {
       else
         walked(job.tlb, *job.gp);
     }
+    report_faults();
   }
 }
 

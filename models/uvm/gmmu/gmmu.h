@@ -33,6 +33,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/tlm/clock_domain.h"
+#include "models/tlm/trace_observer.h"
 #include "models/uvm/gmmu/fault_service.h"
 #include "models/uvm/gmmu/uvm_message.h"
 #include "models/uvm/residency/page_table.h"
@@ -49,9 +50,11 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   tlm_utils::simple_initiator_socket<Gmmu> pcie;
 
   // `table` is shared with the L1 TLBs and the host side; `device_pages` frames hold managed
-  // pages. `clock`, `table` and `stats` must outlive the module.
+  // pages. `clock`, `table` and `stats` must outlive the module. `tracer` (may be null) is told
+  // the far-fault activity (TraceObserver::far_faults) whenever it changes.
   Gmmu(sc_core::sc_module_name name, const UvmParams& params, uint64_t device_pages, uint64_t seed,
-       const ClockDomain& clock, PageTable& table, stats::Registry& stats, const std::string& path);
+       const ClockDomain& clock, PageTable& table, stats::Registry& stats, const std::string& path,
+       TraceObserver* tracer = nullptr);
   Gmmu(const Gmmu&) = delete;
   Gmmu& operator=(const Gmmu&) = delete;
 
@@ -81,6 +84,7 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   void land();
   uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
   uint64_t cycles_ps(uint64_t cycles) const;
+  void report_faults();  // tells the tracer the far-fault activity when it changed
 
   // MigrationPort
   uint64_t migrate_in(PageRange range, uint64_t ready_ps) override;
@@ -109,6 +113,10 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   stats::Counter& nacks_;
   stats::Counter& replays_;
   stats::Counter& shootdowns_;
+  TraceObserver* tracer_;
+  const stats::Counter* far_faults_ = nullptr;      // the fault engine's, for the tracer
+  const stats::Counter* migrated_bytes_ = nullptr;
+  uint64_t reported_[3] = {0, 0, 0};                // outstanding, raised, migrated pages
 };
 
 }  // namespace gpuvp::uvm
