@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "gpuvp/device.h"
+#include "platform/cli/output_file.h"
 #include "platform/bridge/platform_server.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -349,12 +350,7 @@ int BootCommand::execute() const {
     const std::string text = server->stats_summary();
     if (!text.empty()) std::cerr << text;
     if (!stats_path_.empty()) {
-      std::ofstream out(stats_path_, std::ios::binary);
-      out << server->stats_json();
-      if (!out) {
-        std::cerr << stats_path_ << ": error: cannot write the statistics file\n";
-        return code != 0 ? code : 1;
-      }
+      if (!write_output_file(stats_path_, server->stats_json(), "statistics file")) return code != 0 ? code : 1;
       std::cerr << "gpuvp boot: statistics written to " << stats_path_ << "\n";
     }
   }

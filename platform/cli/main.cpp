@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "platform/cli/output_file.h"
 #include "platform/bridge/serve.h"
 #include "platform/cli/boot_command.h"
 #include "platform/cli/run_command.h"
@@ -101,12 +102,7 @@ int run_sweep(const gpuvp::config::Config& config, const gpuvp::PlatformParams& 
             << static_cast<double>(result.simulated_ps) * 1e-9 << " ms\n\n"
             << result.stats_summary;
   if (!stats_path.empty()) {
-    std::ofstream out(stats_path, std::ios::binary);
-    out << result.stats_json;
-    if (!out) {
-      std::cerr << stats_path << ": error: cannot write the statistics file\n";
-      return 1;
-    }
+    if (!gpuvp::cli::write_output_file(stats_path, result.stats_json, "statistics file")) return 1;
     std::cout << "statistics written to " << stats_path << "\n";
   }
   return 0;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "gpuvp/device.h"
+#include "platform/cli/output_file.h"
 #include "platform/bridge/platform_server.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -265,21 +266,11 @@ int RunCommand::execute() const {
     if (trace_summary_path_ == "-") {
       std::cerr << recorder->summary();
     } else if (!trace_summary_path_.empty()) {
-      std::ofstream out(trace_summary_path_, std::ios::binary);
-      out << recorder->summary();
-      if (!out) {
-        std::cerr << trace_summary_path_ << ": error: cannot write the trace summary\n";
-        return code != 0 ? code : 1;
-      }
+      if (!write_output_file(trace_summary_path_, recorder->summary(), "trace summary")) return code != 0 ? code : 1;
     }
   }
   if (!stats_path_.empty()) {
-    std::ofstream out(stats_path_, std::ios::binary);
-    out << server.stats_json();
-    if (!out) {
-      std::cerr << stats_path_ << ": error: cannot write the statistics file\n";
-      return code != 0 ? code : 1;
-    }
+    if (!write_output_file(stats_path_, server.stats_json(), "statistics file")) return code != 0 ? code : 1;
     std::cerr << "gpuvp run: statistics written to " << stats_path_ << "\n";
   }
   return code;
