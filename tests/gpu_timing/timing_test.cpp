@@ -197,6 +197,14 @@ TEST(TimingRun, ThreadsOptionIsCheckedAndApplied) {
   ASSERT_EQ(good.exit_code, 0) << describe(good);
 }
 
+TEST(TimingRun, UnwritableStatisticsFileIsAClearErrorAfterTheProgramRan) {
+  const std::string stats = ::testing::TempDir() + "/no_such_dir/stats.json";
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kWorkloads + "/workload_vector_add"}, seconds(300));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);  // the program itself passed
+  EXPECT_NE(r.err.find(stats + ": error: cannot write the statistics file"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("PASS vector_add"), std::string::npos) << describe(r);
+}
+
 TEST(TimingRun, FunctionalModelStillSelectable) {
   const std::string stats = ::testing::TempDir() + "/functional_stats.json";
   const ProcessResult r = run_vector_add(stats, {"sim.kernel_model=functional"});
