@@ -40,7 +40,7 @@ L1Tlb& UvmSystem::add_tlb(uint32_t sm) {
   if (!tlbs_[sm]) {
     tlbs_[sm] = std::make_unique<L1Tlb>(("l1_tlb_" + std::to_string(sm)).c_str(), params_, clock_, table_, stats_,
                                         "uvm.l1_tlb[" + std::to_string(sm) + "]",
-                                        [this](uint64_t page, bool write) { gmmu_->access(page, write); });
+                                        [this](uint64_t page, bool write, uint32_t bytes) { return gmmu_->access(page, write, bytes); });
     tlbs_[sm]->gmmu.bind(gmmu_->translate);
     gmmu_->notify.bind(tlbs_[sm]->notify);
   }
@@ -62,6 +62,20 @@ void UvmSystem::unmap_managed(uint64_t base) {
 void UvmSystem::prefetch(uint64_t base, uint64_t bytes, bool to_device) {
   if (bytes == 0) return;
   gmmu_->prefetch(pages_of(base, bytes), to_device);
+}
+
+}  // namespace gpuvp::uvm
+
+namespace gpuvp::uvm {
+
+void UvmSystem::host_access(uint64_t base, uint64_t bytes, bool write) {
+  if (bytes == 0) return;
+  gmmu_->host_access(pages_of(base, bytes), write);
+}
+
+void UvmSystem::advise(uint64_t base, uint64_t bytes, uint32_t advice, uint32_t location) {
+  if (bytes == 0) return;
+  gmmu_->advise(pages_of(base, bytes), advice, location);
 }
 
 }  // namespace gpuvp::uvm

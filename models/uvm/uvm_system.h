@@ -5,8 +5,9 @@
 //
 //   GpuCore's memory-path binder calls add_tlb(i) and binds  Sm.mem -> tlb.in, tlb.out -> cluster.
 //   The command processor calls map_managed / unmap_managed (cudaMallocManaged / cudaFree),
-//   prefetch (cudaMemPrefetchAsync) and host_access (the host reads or writes a managed range:
-//   its pages leave the device, dirty ones written back), the last two from an SC_THREAD.
+//   prefetch (cudaMemPrefetchAsync), host_access (the host reads or writes a managed range:
+//   its pages leave the device, dirty ones written back; read-mostly pages are duplicated),
+//   the last two from an SC_THREAD, and advise (cudaMemAdvise).
 //
 // Statistics: uvm.gmmu, uvm.l1_tlb[i], uvm.pcie.
 #pragma once
@@ -43,7 +44,12 @@ class UvmSystem : public sc_core::sc_module {
   void map_managed(uint64_t base, uint64_t bytes) { table_.add_allocation(base, bytes); }
   void unmap_managed(uint64_t base);
   void prefetch(uint64_t base, uint64_t bytes, bool to_device);
-  void host_access(uint64_t base, uint64_t bytes) { prefetch(base, bytes, false); }
+  // The host reads (write = false) or writes managed [base, base + bytes) (the runtime's host
+  // faults and copies): FaultService::host_access.
+  void host_access(uint64_t base, uint64_t bytes, bool write);
+  // cudaMemAdvise over managed [base, base + bytes); throws std::invalid_argument for a bad
+  // advice or location (device.h's MemAdvice, AdviceLocation).
+  void advise(uint64_t base, uint64_t bytes, uint32_t advice, uint32_t location);
 
   const PageTable& table() const { return table_; }
   Gmmu& gmmu() { return *gmmu_; }

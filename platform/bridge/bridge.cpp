@@ -24,12 +24,12 @@ constexpr uint32_t kQueues = device::kQueuesPerChannel;
 constexpr size_t kMaxPendingCompletions = 64;   // per channel, before its queues pause
 constexpr size_t kWorkerStackBytes = 8u << 20;  // the functional executor runs on these stacks
 constexpr size_t kServiceStackBytes = 1u << 20;
-constexpr uint32_t kOpcodeCount = 16;
+constexpr uint32_t kOpcodeCount = 18;
 
 const char* const kOpcodeNames[kOpcodeCount] = {
     "nop",         "mem_map",  "mem_unmap", "memcpy",           "memset",         "load_module",
     "unload_module", "get_function", "get_symbol", "launch",     "prefetch",       "semaphore_signal",
-    "semaphore_wait", "host_waiting", "hello",   "goodbye"};
+    "semaphore_wait", "host_waiting", "hello",   "goodbye",      "mem_advise", "host_access"};
 
 uint32_t u32(ChannelState state) { return static_cast<uint32_t>(state); }
 

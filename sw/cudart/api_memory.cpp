@@ -136,12 +136,7 @@ GPUVP_EXPORT cudaError_t cudaMemPrefetchAsync(const void* ptr, size_t bytes, str
 
 GPUVP_EXPORT cudaError_t cudaMemAdvise(const void* ptr, size_t bytes, enum cudaMemoryAdvise advice,
                                        struct cudaMemLocation location) {
-  (void)ptr;
-  (void)bytes;
-  (void)advice;
-  (void)location;
-  // Advice is a hint; the model's migration policy does not take it yet.
-  return with_device([](Runtime&) { return cudaSuccess; });
+  return with_device([&](Runtime& runtime) { return runtime.mem_advise(ptr, bytes, static_cast<int>(advice), location); });
 }
 
 GPUVP_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {

@@ -1,6 +1,8 @@
 #include "sw/cudart/runtime.h"
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -296,6 +298,7 @@ cudaError_t Runtime::reset() {
   for (auto& entry : variables_) entry.second->resolved = false;
   allocations_.clear();
   host_allocations_.clear();
+  host_pages_.clear();
   pending_.clear();
   streams_.clear();
   events_.clear();
@@ -358,16 +361,28 @@ cudaError_t Runtime::queue_dependencies(Stream& stream) {
 }
 
 uint64_t Runtime::submit(Stream& stream, dev::Command cmd, Pending pending) {
-  if (managed_dirty_on_host_ && cmd.opcode != static_cast<uint32_t>(dev::Opcode::SemaphoreSignal) &&
-      cmd.opcode != static_cast<uint32_t>(dev::Opcode::SemaphoreWait) && push_managed() != cudaSuccess) {
-    for (uint64_t block : pending.release) {
-      if (block != 0) driver_->release(block);
+  if (has_managed_) {
+    // Device work may read or write managed memory: the host gives up the pages it may touch.
+    const auto& g = cmd.body.generic;
+    cudaError_t revoked = cudaSuccess;
+    switch (static_cast<dev::Opcode>(cmd.opcode)) {
+      case dev::Opcode::Launch:
+      case dev::Opcode::Prefetch: revoked = revoke_host_access(0, ~uint64_t{0}); break;
+      case dev::Opcode::Memset: revoked = revoke_host_access(g.a, g.a + g.b); break;
+      case dev::Opcode::Memcpy:
+        if (g.d != static_cast<uint64_t>(dev::CopyDirection::DeviceToHost)) revoked = revoke_host_access(g.a, g.a + g.c);
+        if (revoked == cudaSuccess && g.d != static_cast<uint64_t>(dev::CopyDirection::HostToDevice)) {
+          revoked = revoke_host_access(g.b, g.b + g.c);
+        }
+        break;
+      default: break;
     }
-    return 0;
-  }
-  if (cmd.opcode == static_cast<uint32_t>(dev::Opcode::Launch) || cmd.opcode == static_cast<uint32_t>(dev::Opcode::Memset) ||
-      cmd.opcode == static_cast<uint32_t>(dev::Opcode::Memcpy)) {
-    managed_dirty_on_device_ = managed_dirty_on_device_ || has_managed_;
+    if (revoked != cudaSuccess) {
+      for (uint64_t block : pending.release) {
+        if (block != 0) driver_->release(block);
+      }
+      return 0;
+    }
   }
   if (queue_dependencies(stream) != cudaSuccess) {
     for (uint64_t block : pending.release) {
@@ -632,32 +647,33 @@ cudaError_t Runtime::init_managed_variables(void** handle) {
       continue;
     }
     if (const cudaError_t e = resolve(variable); e != cudaSuccess) return e;
+    // A mirror page may already hold another managed variable: the host gives it up first.
+    const uint64_t page = page_bytes();
+    const uint64_t lo = variable.address / page * page;
+    const uint64_t hi = (variable.address + variable.size + page - 1) / page * page;
+    if (const cudaError_t e = revoke_host_access(lo, hi); e != cudaSuccess) return e;
     if (!map_host_mirror(variable.address, variable.size)) {
       std::fprintf(stderr, "gpuvp: __managed__ %s: the device address 0x%llx is taken in this process\n",
                    variable.name.c_str(), static_cast<unsigned long long>(variable.address));
       return cudaErrorMemoryAllocation;
     }
-    // The device holds the initial value (the module's initializer): bring it over first.
-    if (const cudaError_t e = synchronize(); e != cudaSuccess) return e;
-    if (const cudaError_t e = stage_copy(0, nullptr, reinterpret_cast<void*>(variable.address), variable.address,
-                                         variable.size, legacy_);
-        e != cudaSuccess) {
-      return e;
-    }
-    if (const cudaError_t e = synchronize(); e != cudaSuccess) return e;
-    allocations_[variable.address] = Allocation{variable.size, true};
+    // The device holds the initial value (the module's initializer): the host's first access
+    // faults it over.
+    install_fault_handler();
+    protect(lo, hi, PROT_NONE);
+    allocations_[variable.address] = Allocation{variable.size, true, false};
     *variable.managed_slot = reinterpret_cast<void*>(variable.address);
     variable.managed_ready = true;
     has_managed_ = true;
-    managed_dirty_on_host_ = true;
   }
   return cudaSuccess;
 }
 
 cudaError_t Runtime::malloc_managed(void** ptr, std::size_t bytes) {
-  // Managed memory until the model's UVM serves host faults: device memory, mirrored by a host
-  // mapping at the same virtual address (so one pointer works on both sides), pushed to the
-  // device before device work and pulled back at synchronization.
+  // Managed memory: device memory (the GMMU tracks its pages), mirrored by a host mapping at the
+  // same virtual address (so one pointer works on both sides). The mapping starts read-write
+  // and pristine (both copies zero); after device work, host accesses fault page by page
+  // (host_fault).
   if (ptr == nullptr) return cudaErrorInvalidValue;
   if (bytes == 0) {
     *ptr = nullptr;
@@ -678,37 +694,274 @@ cudaError_t Runtime::malloc_managed(void** ptr, std::size_t bytes) {
                  static_cast<unsigned long long>(done.value0));
     return cudaErrorMemoryAllocation;
   }
-  allocations_[done.value0] = Allocation{bytes, true};
-  managed_dirty_on_host_ = true;
+  install_fault_handler();
+  allocations_[done.value0] = Allocation{bytes, true, true};
   has_managed_ = true;
   *ptr = host;
   return cudaSuccess;
 }
 
-cudaError_t Runtime::push_managed() {
-  if (!managed_dirty_on_host_) return cudaSuccess;
-  managed_dirty_on_host_ = false;
-  for (const auto& [address, allocation] : allocations_) {
-    if (!allocation.managed) continue;
-    if (const cudaError_t e = stage_copy(address, reinterpret_cast<const void*>(address), nullptr, 0, allocation.bytes,
-                                         legacy_);
-        e != cudaSuccess) {
-      return e;
-    }
+// ---------------------------------------------------------------------------------------------
+// Host access to managed memory: page-granular, through the host's page faults.
+
+namespace {
+
+struct sigaction previous_segv;  // the handler before ours: faults that are not ours go there
+
+void on_segv(int signal, siginfo_t* info, void* context) {
+  bool write = false;
+#if defined(__x86_64__)
+  // x86-64 page-fault error code: bit 1 = the access was a write.
+  write = (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#endif
+  if (info != nullptr && info->si_code > 0 &&
+      Runtime::instance().host_fault(reinterpret_cast<uint64_t>(info->si_addr), write)) {
+    return;  // the page is mapped now: the access runs again
   }
-  managed_dirty_on_device_ = true;
+  // Not ours: the previous handler, or the default action (returning re-runs the fault).
+  if ((previous_segv.sa_flags & SA_SIGINFO) != 0 && previous_segv.sa_sigaction != nullptr) {
+    previous_segv.sa_sigaction(signal, info, context);
+  } else if (previous_segv.sa_handler != SIG_DFL && previous_segv.sa_handler != SIG_IGN) {
+    previous_segv.sa_handler(signal);
+  } else {
+    ::signal(SIGSEGV, SIG_DFL);
+    if (info == nullptr || info->si_code <= 0) ::raise(SIGSEGV);  // sent, not a fault: deliver it again
+  }
+}
+
+}  // namespace
+
+uint64_t Runtime::page_bytes() const {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+void Runtime::install_fault_handler() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  struct sigaction action {};
+  action.sa_sigaction = on_segv;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGSEGV, &action, &previous_segv);
+}
+
+template <typename F>
+void Runtime::for_managed_in(uint64_t lo, uint64_t hi, F&& f) {
+  if (lo >= hi) return;
+  auto it = allocations_.upper_bound(lo);
+  if (it != allocations_.begin()) --it;
+  for (; it != allocations_.end() && it->first < hi; ++it) {
+    if (!it->second.managed) continue;
+    const uint64_t a = std::max(lo, it->first);
+    const uint64_t b = std::min(hi, it->first + it->second.bytes);
+    if (a < b) f(a, b, it->second);
+  }
+}
+
+void Runtime::protect(uint64_t page_lo, uint64_t page_hi, int protection) {
+  if (page_lo < page_hi) ::mprotect(reinterpret_cast<void*>(page_lo), page_hi - page_lo, protection);
+}
+
+void Runtime::wait_idle() {
+  for (uint32_t q = 0; q < dev::kQueuesPerChannel; ++q) {
+    const uint64_t last = last_on_queue_[q];
+    if (last == 0 || pending_.count(last) == 0) continue;
+    const cudaError_t error = wait_for(last);
+    if (error != cudaSuccess && !is_sticky(error) && deferred_ == cudaSuccess) deferred_ = error;
+  }
+  reap();
+}
+
+bool Runtime::host_fault(uint64_t address, bool write) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (driver_ == nullptr || !has_managed_) return false;
+  const uint64_t page = page_bytes();
+  const uint64_t lo = address / page * page;
+  bool managed = false;
+  bool pristine = true;
+  for_managed_in(lo, lo + page, [&](uint64_t, uint64_t, const Allocation& a) {
+    managed = true;
+    pristine = pristine && a.pristine;
+  });
+  if (!managed || pristine) return false;  // pristine pages are mapped read-write: not our fault
+  const auto it = host_pages_.find(lo);
+  if (it != host_pages_.end()) {
+    if (it->second == kHostDirty) return false;  // mapped read-write: not our fault
+    write = true;                                // a write to a read-only (clean) page
+  }
+  const cudaError_t error = make_host_accessible(lo, lo + page, write);
+  if (error != cudaSuccess) {
+    std::fprintf(stderr, "gpuvp: host access to managed memory at 0x%llx: the device could not provide the page (%s)\n",
+                 static_cast<unsigned long long>(address), cudaGetErrorName(error));
+    std::abort();
+  }
+  return true;
+}
+
+cudaError_t Runtime::make_host_accessible(uint64_t lo, uint64_t hi, bool write) {
+  const uint64_t page = page_bytes();
+  lo = lo / page * page;
+  hi = (hi + page - 1) / page * page;
+  bool waited = false;
+  const uint64_t most = std::max<uint64_t>(page, std::min<uint64_t>(kStagingBytes, driver_->window_capacity() / 4) / page * page);
+  for (uint64_t p = lo; p < hi;) {
+    // A run of pages with the same need: fetch (not held), or upgrade (held clean, now written).
+    auto state_of = [&](uint64_t q) -> int {
+      bool managed = false, pristine = true;
+      for_managed_in(q, q + page, [&](uint64_t, uint64_t, const Allocation& a) {
+        managed = true;
+        pristine = pristine && a.pristine;
+      });
+      if (!managed || pristine) return 0;  // nothing to do
+      const auto it = host_pages_.find(q);
+      if (it == host_pages_.end()) return 1;                   // fetch
+      return it->second == kHostClean && write ? 2 : 0;        // upgrade / held
+    };
+    const int need = state_of(p);
+    if (need == 0) {
+      p += page;
+      continue;
+    }
+    uint64_t end = p + page;
+    while (end < hi && end - p < most && state_of(end) == need) end += page;
+    if (!waited) {  // the host waits for outstanding work before it takes pages from the device
+      wait_idle();
+      waited = true;
+      if (sticky_ == cudaErrorDevicesUnavailable) return sticky_;
+    }
+    std::optional<uint64_t> staging;
+    if (need == 1) {
+      staging = driver_->allocate(end - p, 256);
+      if (!staging) return cudaErrorMemoryAllocation;
+    }
+    cudaError_t error = cudaSuccess;
+    for_managed_in(p, end, [&](uint64_t a, uint64_t b, const Allocation&) {
+      if (error != cudaSuccess) return;
+      const uint64_t kind = static_cast<uint64_t>(write ? dev::HostAccessKind::Write : dev::HostAccessKind::Read);
+      const driver::Completion done =
+          call(kControlQueue, command(dev::Opcode::HostAccess, a, b - a, kind, staging ? *staging + (a - p) : 0));
+      if (!done.ok()) error = done.lost ? cudaErrorDevicesUnavailable : status_error(done, "host access");
+    });
+    if (error != cudaSuccess) {
+      if (staging && sticky_ != cudaErrorDevicesUnavailable) driver_->release(*staging);
+      return error;
+    }
+    if (need == 1) {
+      protect(p, end, PROT_READ | PROT_WRITE);
+      const auto* values = static_cast<const uint8_t*>(driver_->pointer(*staging));
+      for_managed_in(p, end, [&](uint64_t a, uint64_t b, const Allocation&) {
+        std::memcpy(reinterpret_cast<void*>(a), values + (a - p), b - a);
+      });
+      driver_->release(*staging);
+    }
+    protect(p, end, write ? PROT_READ | PROT_WRITE : PROT_READ);
+    for (uint64_t q = p; q < end; q += page) host_pages_[q] = write ? kHostDirty : kHostClean;
+    p = end;
+  }
   return cudaSuccess;
 }
 
-void Runtime::pull_managed() {
-  if (!managed_dirty_on_device_ || sticky_ == cudaErrorDevicesUnavailable) return;
-  managed_dirty_on_device_ = false;
-  for (const auto& [address, allocation] : allocations_) {
-    if (!allocation.managed) continue;
-    stage_copy(0, nullptr, reinterpret_cast<void*>(address), address, allocation.bytes, legacy_);
+cudaError_t Runtime::revoke_host_access(uint64_t lo, uint64_t hi) {
+  if (revoking_ || lo >= hi) return cudaSuccess;
+  const uint64_t page = page_bytes();
+  revoking_ = true;
+  cudaError_t error = cudaSuccess;
+  // Pristine allocations the work may touch: the pages the host made non-zero go over.
+  std::vector<std::pair<uint64_t, uint64_t>> pristine;  // allocation base, bytes
+  for_managed_in(lo, hi, [&](uint64_t, uint64_t, Allocation& a) {
+    if (!a.pristine) return;
+    a.pristine = false;
+    for (const auto& [base, allocation] : allocations_) {
+      if (&allocation == &a) pristine.emplace_back(base, allocation.bytes);
+    }
+  });
+  auto push = [&](uint64_t a, uint64_t b) {
+    if (error == cudaSuccess) error = stage_copy(a, reinterpret_cast<const void*>(a), nullptr, 0, b - a, legacy_);
+  };
+  for (const auto& [base, bytes] : pristine) {
+    const uint64_t end = base + bytes;
+    uint64_t run = 0;  // start of a run of non-zero pages, 0: none
+    for (uint64_t p = base; p < end; p += page) {
+      const uint64_t n = std::min(page, end - p);
+      const auto* bytes_at = reinterpret_cast<const uint8_t*>(p);
+      const bool zero = bytes_at[0] == 0 && std::memcmp(bytes_at, bytes_at + 1, n - 1) == 0;
+      if (!zero && run == 0) run = p;
+      if (zero && run != 0) {
+        push(run, p);
+        run = 0;
+      }
+    }
+    if (run != 0) push(run, end);
+    protect(base, (end + page - 1) / page * page, PROT_NONE);
   }
-  managed_dirty_on_device_ = false;
-  managed_dirty_on_host_ = true;  // the host may write from now on
+  // Host-held pages in the range: dirty runs go to the device, then all are protected.
+  const uint64_t first = lo / page * page;
+  auto begin = host_pages_.lower_bound(first);
+  auto stop = hi >= ~uint64_t{0} - page ? host_pages_.end() : host_pages_.lower_bound(hi);
+  uint64_t run_lo = 0, run_hi = 0;  // consecutive held pages
+  bool run_dirty = false;
+  auto flush = [&]() {
+    if (run_lo == run_hi) return;
+    if (run_dirty) {
+      // Dirty pages: only their managed bytes go (a page may hold other device data too).
+      for (uint64_t p = run_lo; p < run_hi; p += page) {
+        const auto it = host_pages_.find(p);
+        if (it == host_pages_.end() || it->second != kHostDirty) continue;
+        uint64_t q = p + page;
+        while (q < run_hi) {
+          const auto next = host_pages_.find(q);
+          if (next == host_pages_.end() || next->second != kHostDirty) break;
+          q += page;
+        }
+        for_managed_in(p, q, [&](uint64_t a, uint64_t b, const Allocation&) { push(a, b); });
+        p = q - page;
+      }
+    }
+    protect(run_lo, run_hi, PROT_NONE);
+  };
+  for (auto it = begin; it != stop; ++it) {
+    if (it->first != run_hi) {
+      flush();
+      run_lo = it->first;
+      run_dirty = false;
+    }
+    run_hi = it->first + page;
+    run_dirty = run_dirty || it->second == kHostDirty;
+  }
+  flush();
+  host_pages_.erase(begin, stop);
+  revoking_ = false;
+  return error;
+}
+
+cudaError_t Runtime::mem_advise(const void* ptr, std::size_t bytes, int advice, cudaMemLocation location) {
+  if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy) return cudaErrorInvalidValue;
+  if (ptr == nullptr || bytes == 0) return cudaErrorInvalidValue;
+  const uint64_t address = to_address(ptr);
+  // The range must lie in one managed allocation.
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin()) return cudaErrorInvalidValue;
+  --it;
+  if (!it->second.managed || address - it->first >= it->second.bytes || bytes > it->second.bytes - (address - it->first)) {
+    return cudaErrorInvalidValue;
+  }
+  uint64_t where = static_cast<uint64_t>(dev::AdviceLocation::Device);
+  if (advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly) {
+    if (location.type == cudaMemLocationTypeHost ||
+        (location.type == cudaMemLocationTypeDevice && location.id == cudaCpuDeviceId)) {
+      where = static_cast<uint64_t>(dev::AdviceLocation::Host);
+    } else if (location.type == cudaMemLocationTypeDevice) {
+      if (location.id != 0) return cudaErrorInvalidDevice;
+    } else {
+      return cudaErrorInvalidValue;
+    }
+  }
+  const driver::Completion done =
+      call(kControlQueue, command(dev::Opcode::MemAdvise, address, bytes, static_cast<uint64_t>(advice), where));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  return done.ok() ? cudaSuccess : status_error(done, "cudaMemAdvise");
 }
 
 cudaError_t Runtime::free_device(void* ptr) {
@@ -718,8 +971,10 @@ cudaError_t Runtime::free_device(void* ptr) {
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
   const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, it->first));
   if (it->second.managed) {
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    ::munmap(ptr, (it->second.bytes + page - 1) / page * page);
+    const uint64_t page = page_bytes();
+    const uint64_t end = it->first + (it->second.bytes + page - 1) / page * page;
+    ::munmap(ptr, end - it->first);
+    host_pages_.erase(host_pages_.lower_bound(it->first), host_pages_.lower_bound(end));
   }
   allocations_.erase(it);
   if (done.lost) return cudaErrorDevicesUnavailable;
@@ -781,10 +1036,21 @@ cudaError_t Runtime::memcpy(void* dst, const void* src, std::size_t bytes, cudaM
     if (sequence == 0) return cudaErrorDevicesUnavailable;
     return async ? cudaSuccess : wait_for(sequence);
   };
+  // Managed memory is device memory to the copy engine, whichever side the caller named it.
+  if ((kind == cudaMemcpyHostToDevice && dst_device && src_device) ||
+      (kind == cudaMemcpyDeviceToHost && src_device && dst_device)) {
+    kind = cudaMemcpyDeviceToDevice;
+  }
   switch (kind) {
     case cudaMemcpyHostToHost:
       if (!async || stream->queue == 0) {
         if (const cudaError_t e = async ? cudaSuccess : synchronize(); e != cudaSuccess) return e;
+      }
+      if (has_managed_) {  // the runtime's own access must not fault: bring managed pages over first
+        const uint64_t page = page_bytes();
+        const uint64_t s0 = to_address(src) / page * page, d0 = to_address(dst) / page * page;
+        if (const cudaError_t e = make_host_accessible(s0, to_address(src) + bytes, false); e != cudaSuccess) return e;
+        if (const cudaError_t e = make_host_accessible(d0, to_address(dst) + bytes, true); e != cudaSuccess) return e;
       }
       std::memmove(dst, src, bytes);
       return cudaSuccess;
@@ -1003,7 +1269,6 @@ cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
   if (stream->queue == 0) return synchronize();
   const cudaError_t error = wait_for(last_on_queue_[stream->queue]);
   if (error != cudaSuccess) return error;
-  pull_managed();
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return deferred;
@@ -1070,9 +1335,7 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
   if (event->sequence == 0) return cudaSuccess;
-  const cudaError_t error = wait_for(event->sequence);
-  if (error == cudaSuccess) pull_managed();
-  return error;
+  return wait_for(event->sequence);
 }
 
 cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
@@ -1111,7 +1374,6 @@ cudaError_t Runtime::synchronize() {
   }
   reap();
   if (sticky_ != cudaSuccess) return sticky_;
-  if (first == cudaSuccess) pull_managed();
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return first != cudaSuccess ? first : deferred;

@@ -53,6 +53,7 @@ struct Variable {
 struct Allocation {
   uint64_t bytes = 0;
   bool managed = false;
+  bool pristine = false;  // managed, and no device work has run since it was allocated: both copies are zero
 };
 
 struct Stream {
@@ -121,6 +122,11 @@ class Runtime {
   cudaError_t memset(void* dst, int value, std::size_t bytes, cudaStream_t stream, bool async);
   cudaError_t symbol_address(void** address, std::size_t* size, const void* symbol);
   cudaError_t prefetch(const void* ptr, std::size_t bytes, bool to_device, cudaStream_t stream);
+  cudaError_t mem_advise(const void* ptr, std::size_t bytes, int advice, cudaMemLocation location);
+  // The SIGSEGV handler's question: `address` faulted (`write`: a write, as far as is known).
+  // When it lies in managed memory, migrates its page to the host (waiting for outstanding
+  // work first), maps it and returns true; false for a fault that is not the runtime's.
+  bool host_fault(uint64_t address, bool write);
   cudaError_t pointer_attributes(cudaPointerAttributes* attributes, const void* ptr);
   cudaError_t mem_info(std::size_t* free_bytes, std::size_t* total_bytes);
 
@@ -170,8 +176,27 @@ class Runtime {
   // Maps host pages over [address, address+bytes) at the same virtual addresses; pages already
   // mapped by an earlier call are kept. False when the range is taken by something else.
   bool map_host_mirror(uint64_t address, std::size_t bytes);
-  cudaError_t push_managed();  // host copies of managed memory -> device, if the host may have written
-  void pull_managed();         // device -> host copies, after synchronization
+  // Host access to managed memory (README "Unified memory"). Managed pages the host may touch
+  // are in host_pages_: kHostClean (mapped read-only, same values as the device) or kHostDirty
+  // (read-write, the host may have changed them); every other managed page is PROT_NONE and
+  // its values live on the device. A host access to one faults (SIGSEGV): host_fault() asks the
+  // device for the page (HostAccess: the GMMU counts a host touch, the values come back) and
+  // maps it. Device work first revokes the host's pages it may touch: dirty ones are copied to
+  // the device, all become PROT_NONE again.
+  enum : uint8_t { kHostClean = 1, kHostDirty = 2 };
+  // Makes the managed pages of [lo, hi) host accessible for reading (or writing): fetches
+  // those the host does not hold. cudaSuccess or the error of the HostAccess that failed.
+  cudaError_t make_host_accessible(uint64_t lo, uint64_t hi, bool write);
+  // Device work may touch managed [lo, hi): dirty host pages go to the device, the host's
+  // pages in the range are protected again, pristine allocations there stop being pristine.
+  cudaError_t revoke_host_access(uint64_t lo, uint64_t hi);
+  // Calls f(lo', hi', allocation) for each managed allocation's part of [lo, hi), ascending.
+  template <typename F>
+  void for_managed_in(uint64_t lo, uint64_t hi, F&& f);
+  void protect(uint64_t page_lo, uint64_t page_hi, int protection);
+  void wait_idle();  // waits for all outstanding work; errors become deferred/sticky as usual
+  void install_fault_handler();
+  uint64_t page_bytes() const;
   void flush_printf(uint64_t address, const driver::Completion& completion);
   std::size_t printf_bytes() const;  // device printf buffer per launch
 
@@ -206,8 +231,8 @@ class Runtime {
   uint32_t next_queue_ = 1;
   bool has_managed_ = false;
   std::set<uint64_t> mirrored_pages_;  // host pages mapped for managed memory (page addresses)
-  bool managed_dirty_on_host_ = false;
-  bool managed_dirty_on_device_ = false;
+  std::map<uint64_t, uint8_t> host_pages_;  // host-accessible managed pages: kHostClean / kHostDirty
+  bool revoking_ = false;                   // revoke_host_access is pushing dirty pages
 };
 
 }  // namespace gpuvp::cudart

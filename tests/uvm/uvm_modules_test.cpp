@@ -78,7 +78,7 @@ struct Bench {
       sms.back()->tags.sm_id = static_cast<uint32_t>(i);
       tlbs.push_back(std::make_unique<L1Tlb>(("tlb" + n).c_str(), params, clock, table, stats,
                                              "uvm.l1_tlb[" + n + "]",
-                                             [this](uint64_t page, bool write) { gmmu->access(page, write); }));
+                                             [this](uint64_t page, bool write, uint32_t bytes) { return gmmu->access(page, write, bytes); }));
       clusters.push_back(std::make_unique<MemoryTarget>(("cluster" + n).c_str(), sc_time(10, SC_NS)));
       sms.back()->socket.bind(tlbs.back()->in);
       tlbs.back()->out.bind(clusters.back()->socket);
@@ -300,5 +300,134 @@ TEST(UvmModules, ManyThreadsStreamThroughASmallTlbWithPrefetching) {
   });
   EXPECT_EQ(completed, 16);
 }
+}  // namespace
+}  // namespace gpuvp::uvm
+
+// cudaMemAdvise at the GMMU's sockets (fault_service.h describes each advice).
+namespace gpuvp::uvm {
+namespace {
+
+constexpr uint64_t kPage0 = kManaged / kPageBytes;
+constexpr uint32_t kSetReadMostly = 1, kSetPreferred = 3, kUnsetPreferred = 4, kSetAccessedBy = 5,
+                   kUnsetAccessedBy = 6;
+constexpr uint32_t kOnDevice = 0, kOnHost = 1;
+
+TEST(UvmAdvice, ReadMostlyDuplicatesOnAReadAndCollapsesOnAWrite) {
+  Bench b;
+  b.gmmu->advise({kPage0, 4}, kSetReadMostly, kOnDevice);
+  b.sim.run([&] {
+    b.sms[0]->read(kManaged, 128);             // far fault: the page is copied to the device
+    b.gmmu->host_access({kPage0, 1}, false);   // host read: served by the host's copy
+    b.sms[0]->read(kManaged + 128, 128);       // still resident: no second fault
+    b.sms[0]->write(kManaged + 256, std::vector<uint8_t>(128, 3));  // device write: collapses
+    b.gmmu->host_access({kPage0, 1}, false);   // host read: dirty data written back, duplicated again
+    b.gmmu->host_access({kPage0, 1}, true);    // host write: the host's copy wins, page leaves
+  });
+  EXPECT_EQ(b.gmmu_counter("far_faults"), 1u);
+  EXPECT_EQ(b.gmmu_counter("migrated_bytes"), 4096u);
+  EXPECT_EQ(b.gmmu_counter("read_duplicated_pages"), 2u);  // on arrival, then on the host read after the write
+  EXPECT_EQ(b.gmmu_counter("duplicate_host_reads"), 1u);
+  EXPECT_EQ(b.gmmu_counter("duplicate_collapses"), 2u);    // the device write, the host write
+  EXPECT_EQ(b.gmmu_counter("writeback_bytes"), 4096u);     // only the device-written copy went back
+  EXPECT_EQ(b.gmmu_counter("host_accesses"), 3u);
+  EXPECT_EQ(b.gmmu_counter("host_migrated_pages"), 1u);    // only the write took it away
+  EXPECT_EQ(b.gmmu_counter("advice_calls"), 1u);
+  EXPECT_FALSE(b.table.resident(kPage0));
+}
+
+TEST(UvmAdvice, WithoutAdviceAHostReadTakesThePageBack) {
+  Bench b;
+  b.sim.run([&] {
+    b.sms[0]->read(kManaged, 128);
+    b.gmmu->host_access({kPage0, 1}, false);
+    b.sms[0]->read(kManaged, 128);
+  });
+  EXPECT_EQ(b.gmmu_counter("far_faults"), 2u);
+  EXPECT_EQ(b.gmmu_counter("host_migrated_pages"), 1u);
+  EXPECT_EQ(b.gmmu_counter("read_duplicated_pages"), 0u);
+}
+
+TEST(UvmAdvice, PreferredLocationHostMapsRemotelyAndNeverMigrates) {
+  Bench b;
+  b.gmmu->advise({kPage0, 16}, kSetPreferred, kOnHost);
+  sc_time first, second;
+  b.sim.run([&] {
+    b.sms[0]->read(kManaged, 128);  // far fault: mapped for remote access after the fault latency
+    first = b.sms[0]->last_latency();
+    b.sms[0]->read(kManaged + 128, 128);  // L1 TLB hit, then the PCIe round trip
+    second = b.sms[0]->last_latency();
+    b.sms[0]->write(kManaged + 256, std::vector<uint8_t>(128, 1));
+  });
+  EXPECT_GT(first, sc_time(45, SC_US));
+  // L1 1 + PCIe read (request latency, completion latency and 128 B) + memory 10.
+  EXPECT_GT(second, sc_time(1 + 2 * 23 + 10, SC_NS));
+  EXPECT_LT(second, sc_time(1000, SC_NS));
+  EXPECT_EQ(b.gmmu_counter("far_faults"), 1u);
+  EXPECT_EQ(b.gmmu_counter("migrated_bytes"), 0u);
+  EXPECT_EQ(b.gmmu_counter("prefetched_pages"), 0u);
+  EXPECT_EQ(b.gmmu_counter("remote_mappings"), 1u);
+  EXPECT_EQ(b.gmmu_counter("remote_accesses"), 3u);
+  EXPECT_EQ(b.gmmu_counter("remote_bytes"), 3u * 128u);
+  EXPECT_EQ(b.table.device_pages(), 0u);
+  EXPECT_GE(b.stats.find_group("pcie")->find_counter("downstream_bytes")->value(), 2u * 128u);
+}
+
+TEST(UvmAdvice, PreferredHostPagesAreLeftOutOfPrefetches) {
+  UvmParams p = test_params();
+  p.prefetcher = PrefetcherKind::SequentialLocal;
+  Bench b(p);
+  b.gmmu->advise({kPage0 + 8, 8}, kSetPreferred, kOnHost);  // second half of the first 64 KB block
+  b.sim.run([&] { b.sms[0]->read(kManaged, 128); });
+  EXPECT_EQ(b.gmmu_counter("migrated_bytes"), 8u * 4096u);  // the faulting page and its 7 neighbours
+  for (uint64_t i = 8; i < 16; ++i) EXPECT_FALSE(b.table.resident(kPage0 + i)) << i;
+}
+
+TEST(UvmAdvice, AccessedByMapsTheRangeWithoutAFault) {
+  Bench b;
+  b.gmmu->advise({kPage0, 4}, kSetAccessedBy, kOnDevice);
+  sc_time latency;
+  b.sim.run([&] {
+    b.sms[0]->read(kManaged + kPageBytes, 128);
+    latency = b.sms[0]->last_latency();
+    b.gmmu->advise({kPage0, 4}, kUnsetAccessedBy, kOnDevice);  // the mapping goes: shootdown
+    b.sms[0]->read(kManaged + kPageBytes, 128);                 // now it faults and migrates
+  });
+  EXPECT_LT(latency, sc_time(2, SC_US));  // L1 1 + L2 10 + walk 100 + PCIe + memory 10: no fault
+  EXPECT_GT(latency, sc_time(1 + 110 + 10 + 2 * 23, SC_NS));
+  EXPECT_EQ(b.gmmu_counter("remote_mappings"), 4u);
+  EXPECT_EQ(b.gmmu_counter("remote_accesses"), 1u);
+  EXPECT_EQ(b.gmmu_counter("far_faults"), 1u);
+  EXPECT_EQ(b.gmmu_counter("migrated_bytes"), 4096u);
+  EXPECT_GE(b.gmmu_counter("shootdowns"), 1u);
+}
+
+TEST(UvmAdvice, PreferredDevicePagesResistEviction) {
+  Bench b(test_params(), 2);  // two frames
+  b.gmmu->advise({kPage0, 1}, kSetPreferred, kOnDevice);
+  b.sim.run([&] {
+    b.sms[0]->read(kManaged, 128);                   // A (prefers the device), least recently used
+    b.sms[0]->read(kManaged + kPageBytes, 128);      // B
+    b.sms[0]->read(kManaged + 2 * kPageBytes, 128);  // C: evicts B, not A
+    b.sms[0]->read(kManaged, 128);                   // A: still resident
+  });
+  EXPECT_EQ(b.gmmu_counter("far_faults"), 3u);
+  EXPECT_TRUE(b.table.resident(kPage0));
+  EXPECT_FALSE(b.table.resident(kPage0 + 1));
+  EXPECT_EQ(b.gmmu_counter("preferred_evictions"), 0u);
+  // Once nothing else can go, the preferred page goes too (counted).
+  b.gmmu->advise({kPage0 + 2, 1}, kSetPreferred, kOnDevice);
+  b.sim.run([&] { b.sms[0]->read(kManaged + 3 * kPageBytes, 128); });
+  EXPECT_EQ(b.gmmu_counter("preferred_evictions"), 1u);
+  b.gmmu->advise({kPage0, 3}, kUnsetPreferred, kOnDevice);
+}
+
+TEST(UvmAdvice, UnknownAdviceOrLocationIsRefused) {
+  Bench b;
+  EXPECT_THROW(b.gmmu->advise({kPage0, 1}, 0, kOnDevice), std::invalid_argument);
+  EXPECT_THROW(b.gmmu->advise({kPage0, 1}, 7, kOnDevice), std::invalid_argument);
+  EXPECT_THROW(b.gmmu->advise({kPage0, 1}, kSetPreferred, 2), std::invalid_argument);
+  EXPECT_EQ(b.gmmu_counter("advice_calls"), 0u);
+}
+
 }  // namespace
 }  // namespace gpuvp::uvm

@@ -27,6 +27,14 @@ struct SuiteRun {
     return stats["run"]["groups"]["uvm.gmmu"]["counters"][name]["value"].get<uint64_t>();
   }
   uint64_t gpu_cycles() const { return stats["run"]["groups"]["gpu"]["counters"]["cycles"]["value"].get<uint64_t>(); }
+  // A counter of uvm.gmmu in the scope of the k-th kernel (launch order).
+  uint64_t kernel_gmmu(std::size_t k, const char* name) const {
+    const nlohmann::json& kernels = stats["kernels"];
+    if (!kernels.is_array() || k >= kernels.size()) return ~uint64_t{0};
+    const nlohmann::json& counters = kernels[k]["groups"]["uvm.gmmu"]["counters"];
+    return counters.contains(name) ? counters[name].get<uint64_t>() : 0;
+  }
+  std::size_t kernels() const { return stats["kernels"].is_array() ? stats["kernels"].size() : 0; }
   std::string describe() const {
     std::ostringstream text;
     text << "exit " << process.exit_code << (process.timed_out ? " (timed out)" : "") << "\n--- stdout\n"
@@ -125,6 +133,127 @@ TEST(UvmSuite, HostTouchBetweenKernelsSendsThePagesBackAndForth) {
   const uint64_t pages = (1u << 16) * 4 / 4096;
   EXPECT_EQ(r.gmmu("far_faults"), 2 * pages);          // each kernel faults the array in
   EXPECT_EQ(r.gmmu("writeback_bytes"), 2 * pages * 4096);  // and the host takes it back dirty
+  EXPECT_EQ(r.gmmu("host_migrated_pages"), 2 * pages);     // page by page, as the host touched them
+  ASSERT_EQ(r.kernels(), 2u);
+  EXPECT_EQ(r.kernel_gmmu(1, "far_faults"), pages);        // the host touched (and wrote) every page
+}
+
+// Host access is page-granular (the runtime's fault handler): between two kernels the host
+// reads 16 pages and writes one of 256; only those 17 leave the device and fault again, for
+// every prefetcher (a prefetcher may bring only host-resident pages: the same 17).
+class PartialTouch : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PartialTouch, OnlyThePagesTheHostTouchedMoveAndRefault) {
+  const SuiteRun r = run_suite("partial", {std::string("uvm.prefetcher=") + GetParam()});
+  expect_pass(r, "partial");
+  if (!r.stats.is_object()) return;
+  const uint64_t pages = 256, touched = 17;
+  ASSERT_EQ(r.kernels(), 2u);
+  EXPECT_GE(r.kernel_gmmu(0, "migrated_bytes"), pages * 4096);
+  EXPECT_GT(r.kernel_gmmu(1, "far_faults"), 0u);
+  EXPECT_LE(r.kernel_gmmu(1, "far_faults"), touched);
+  EXPECT_EQ(r.kernel_gmmu(1, "migrated_bytes"), touched * 4096);  // untouched pages stayed on the device
+  EXPECT_EQ(r.gmmu("host_migrated_pages"), touched + pages);      // 17 between the kernels, all at the end
+  EXPECT_EQ(r.gmmu("writeback_bytes"), (touched + pages) * 4096);
+  if (std::string(GetParam()) == "none") EXPECT_EQ(r.kernel_gmmu(1, "far_faults"), touched);
+}
+
+INSTANTIATE_TEST_SUITE_P(Uvm, PartialTouch, ::testing::Values("none", "random", "sequential_local", "tbn"));
+
+TEST(UvmSuite, HostAccessDuringAKernelAndRuntimeCopiesSeeTheRightValues) {
+  for (const char* program : {"concurrent", "copies"}) {
+    const SuiteRun r = run_suite(program, {});
+    expect_pass(r, program);
+  }
+}
+
+TEST(UvmSuite, ReadMostlyHostReadsLeaveTheDataOnTheDevice) {
+  const SuiteRun r = run_suite("readmostly", {"uvm.prefetcher=none"});
+  expect_pass(r, "readmostly");
+  if (!r.stats.is_object()) return;
+  const uint64_t pages = 64;
+  ASSERT_EQ(r.kernels(), 4u);
+  EXPECT_EQ(r.kernel_gmmu(0, "far_faults"), 2 * pages);  // x (duplicated) and y
+  EXPECT_EQ(r.kernel_gmmu(0, "read_duplicated_pages"), pages);
+  EXPECT_EQ(r.kernel_gmmu(2, "far_faults"), 0u);  // after the host read x and y: x still there, z untouched
+  EXPECT_EQ(r.kernel_gmmu(2, "migrated_bytes"), 0u);
+  EXPECT_EQ(r.gmmu("duplicate_host_reads"), pages);  // the host's reads of x moved nothing
+  EXPECT_GE(r.gmmu("duplicate_collapses"), 1u);      // the host's write to x[5]
+  EXPECT_EQ(r.kernel_gmmu(3, "far_faults"), 1u + pages);  // x's collapsed page, and y (the host read it)
+}
+
+TEST(UvmSuite, PreferredLocationHostIsZeroCopy) {
+  for (const char* prefetcher : {"none", "tbn"}) {
+    const SuiteRun r = run_suite("prefhost", {std::string("uvm.prefetcher=") + prefetcher});
+    expect_pass(r, "prefhost");
+    if (!r.stats.is_object()) continue;
+    EXPECT_EQ(r.gmmu("migrated_bytes"), 0u) << prefetcher;
+    EXPECT_EQ(r.gmmu("prefetched_pages"), 0u) << prefetcher;
+    EXPECT_EQ(r.gmmu("remote_mappings"), 3u * 64u) << prefetcher;
+    EXPECT_GT(r.gmmu("remote_accesses"), 0u) << prefetcher;
+    EXPECT_EQ(r.gmmu("host_migrated_pages"), 0u) << prefetcher;  // the host reads c where it is
+    EXPECT_EQ(r.gmmu("writeback_bytes"), 0u) << prefetcher;
+  }
+}
+
+TEST(UvmSuite, AccessedByMapsWithoutFaultsOrMigration) {
+  const SuiteRun r = run_suite("accessedby", {"uvm.prefetcher=none"});
+  expect_pass(r, "accessedby");
+  if (!r.stats.is_object()) return;
+  EXPECT_EQ(r.gmmu("remote_mappings"), 64u);
+  EXPECT_EQ(r.gmmu("far_faults"), 64u);  // y only
+  EXPECT_EQ(r.gmmu("migrated_bytes"), 64u * 4096u);
+  EXPECT_GT(r.gmmu("remote_accesses"), 0u);
+}
+
+TEST(UvmSuite, PreferredLocationDeviceSurvivesAnOversubscribingStream) {
+  const SuiteRun r = run_suite("prefdevice", {"uvm.prefetcher=none", "uvm.device_memory=1 MiB"});
+  expect_pass(r, "prefdevice");
+  if (!r.stats.is_object()) return;
+  ASSERT_EQ(r.kernels(), 3u);
+  EXPECT_GT(r.kernel_gmmu(1, "evicted_pages"), 0u);
+  EXPECT_EQ(r.kernel_gmmu(2, "far_faults"), 0u);
+  EXPECT_EQ(r.gmmu("preferred_evictions"), 0u);
+}
+
+TEST(UvmSuite, BadAdviceIsAClearErrorAndUnsetUndoesIt) {
+  const SuiteRun r = run_suite("adviseerrors", {"uvm.prefetcher=none"});
+  expect_pass(r, "adviseerrors");
+  if (!r.stats.is_object()) return;
+  EXPECT_EQ(r.gmmu("advice_calls"), 6u);
+  EXPECT_EQ(r.gmmu("remote_mappings"), 16u);  // SetAccessedBy mapped the 16 pages, Unset took them back
+  EXPECT_EQ(r.gmmu("far_faults"), 16u);       // then the kernel faulted them in as without advice
+  EXPECT_EQ(r.gmmu("remote_accesses"), 0u);
+}
+
+// The bridge's counters (polls, doorbells, host waits) count how the host process and the
+// platform's I/O thread met in wall-clock time; everything else must be byte-identical.
+std::string without_host_side(const nlohmann::json& stats) {
+  nlohmann::json j = stats;
+  j["run"]["groups"].erase("bridge");
+  for (auto& kernel : j["kernels"]) kernel["groups"].erase("bridge");
+  return j.dump(2);
+}
+
+// Idle skipping (seed 003 §C.2, gpu.sm.idle_skip): while every warp waits on far faults the SMs
+// jump to the next landing instead of ticking each cycle; no reported number may change. The
+// strided program faults one page per thread without a prefetcher: the kernel is nearly all
+// fault waiting (several 45 us batches).
+TEST(UvmSuite, IdleSkippingLeavesEveryNumberOfAFaultBoundRunUnchanged) {
+  const SuiteRun skip = run_suite("strided", {"uvm.prefetcher=none", "gpu.sm.idle_skip=true"});
+  const SuiteRun tick = run_suite("strided", {"uvm.prefetcher=none", "gpu.sm.idle_skip=false"});
+  expect_pass(skip, "strided");
+  expect_pass(tick, "strided");
+  if (!skip.stats.is_object() || !tick.stats.is_object()) return;
+  // Fault-bound: at least two fault latencies (513 faults, 256 MSHRs) at 1312 MHz.
+  EXPECT_EQ(skip.gmmu("far_faults"), 513u);
+  EXPECT_GT(skip.gpu_cycles(), 2u * 45u * 1312u);
+  const nlohmann::json stall =
+      skip.stats.value(nlohmann::json::json_pointer("/run/aggregates/uvm.l1_tlb[*]/counters/fault_stall_cycles/value"),
+                       nlohmann::json(0));
+  EXPECT_GT(stall.get<uint64_t>(), skip.gpu_cycles());  // summed over the SMs' TLBs
+  EXPECT_TRUE(without_host_side(skip.stats) == without_host_side(tick.stats))
+      << "statistics differ with gpu.sm.idle_skip on and off";
 }
 
 TEST(UvmSuite, RandomPrefetcherIsSeededAndReproducible) {

@@ -213,6 +213,8 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
     case Opcode::GetSymbol: return get_symbol(*context, channel, command);
     case Opcode::Launch: return launch(*context, channel, command, cancelled);
     case Opcode::Prefetch: return prefetch(*context, command);
+    case Opcode::MemAdvise: return mem_advise(*context, command);
+    case Opcode::HostAccess: return host_access(*context, channel, command);
     case Opcode::SemaphoreSignal: return semaphore_signal(channel, command);
     case Opcode::SemaphoreWait:
     case Opcode::HostWaiting:
@@ -381,7 +383,7 @@ CommandProcessor::Result CommandProcessor::memcpy(Context& context, uint32_t cha
   }
   if (direction != static_cast<uint64_t>(CopyDirection::DeviceToDevice)) {
     // The host reads or writes managed pages: they leave the device (dirty ones written back).
-    host_touches_managed(context, device_destination ? destination : source, bytes);
+    host_touches_managed(context, device_destination ? destination : source, bytes, device_destination);
   }
   const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
   std::vector<uint8_t> staging(std::min(bytes, chunk));
@@ -688,13 +690,74 @@ CommandProcessor::Result CommandProcessor::prefetch(Context& context, const devi
   return Result::ok();
 }
 
-void CommandProcessor::host_touches_managed(Context& context, uint64_t address, uint64_t bytes) {
+void CommandProcessor::host_touches_managed(Context& context, uint64_t address, uint64_t bytes, bool write) {
   if (timing_ == nullptr) return;
   for (const auto& [base, size] : context.managed) {
     const uint64_t lo = std::max(base, address);
     const uint64_t hi = std::min(base + size, address + bytes);
-    if (lo < hi) timing_->uvm().host_access(lo, hi - lo);
+    if (lo < hi) timing_->uvm().host_access(lo, hi - lo, write);
   }
+}
+
+CommandProcessor::Result CommandProcessor::mem_advise(Context& context, const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  const uint64_t advice = command.body.generic.c;
+  const uint64_t location = command.body.generic.d;
+  if (advice < static_cast<uint64_t>(device::MemAdvice::SetReadMostly) ||
+      advice > static_cast<uint64_t>(device::MemAdvice::UnsetAccessedBy)) {
+    return Result::error(Status::InvalidCommand, "MemAdvise: unknown advice " + std::to_string(advice) +
+                                                     " (1..6, as cudaMemoryAdvise)");
+  }
+  if (location > static_cast<uint64_t>(device::AdviceLocation::Host)) {
+    return Result::error(Status::InvalidCommand,
+                         "MemAdvise: unknown location " + std::to_string(location) + " (0 = device, 1 = host)");
+  }
+  if (bytes == 0) return Result::error(Status::InvalidCommand, "MemAdvise: 0 bytes");
+  if (!owns_range(context, address, bytes)) {
+    return Result::error(Status::InvalidAddress,
+                         "MemAdvise: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
+  }
+  if (timing_ != nullptr) {
+    for (const auto& [base, size] : context.managed) {
+      const uint64_t lo = std::max(base, address);
+      const uint64_t hi = std::min(base + size, address + bytes);
+      if (lo < hi) timing_->uvm().advise(lo, hi - lo, static_cast<uint32_t>(advice), static_cast<uint32_t>(location));
+    }
+  }
+  return Result::ok();
+}
+
+CommandProcessor::Result CommandProcessor::host_access(Context& context, uint32_t channel,
+                                                       const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  const uint64_t kind = command.body.generic.c;
+  const uint64_t host = command.body.generic.d;
+  if (kind > static_cast<uint64_t>(device::HostAccessKind::Write)) {
+    return Result::error(Status::InvalidCommand, "HostAccess: unknown access " + std::to_string(kind) +
+                                                     " (0 = read, 1 = write)");
+  }
+  if (bytes == 0) return Result::error(Status::InvalidCommand, "HostAccess: 0 bytes");
+  if (!owns_range(context, address, bytes)) {
+    return Result::error(Status::InvalidAddress,
+                         "HostAccess: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
+  }
+  host_touches_managed(context, address, bytes, kind == static_cast<uint64_t>(device::HostAccessKind::Write));
+  if (host != 0) {
+    // The values go to the host's copy through the copy engine, in gpu.dma.max_transfer pieces.
+    const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
+    std::vector<uint8_t> staging(std::min(bytes, chunk));
+    for (uint64_t done = 0; done < bytes; done += staging.size()) {
+      const uint64_t length = std::min<uint64_t>(staging.size(), bytes - done);
+      context.memory.copy_from_device(staging.data(), address + done, length);
+      if (!dma_write(channel, host + done, staging.data(), length)) {
+        return Result::error(Status::InvalidAddress, "HostAccess: host buffer " + hex(host) + " + " +
+                                                         std::to_string(bytes) + " is outside the channel's window");
+      }
+    }
+  }
+  return Result::ok();
 }
 
 CommandProcessor::Result CommandProcessor::semaphore_signal(uint32_t channel, const device::Command& command) {

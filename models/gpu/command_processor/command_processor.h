@@ -79,8 +79,11 @@ class CommandProcessor : public sc_core::sc_module {
   Result launch(Context& context, uint32_t channel, const device::Command& command,
                 const std::atomic<bool>* cancelled);
   Result prefetch(Context& context, const device::Command& command);
-  // Managed pages of [address, address + bytes) go back to the host (unified memory).
-  void host_touches_managed(Context& context, uint64_t address, uint64_t bytes);
+  Result mem_advise(Context& context, const device::Command& command);
+  Result host_access(Context& context, uint32_t channel, const device::Command& command);
+  // The host reads (write = false) or writes managed [address, address + bytes): its pages go
+  // back to the host or are read-duplicated (unified memory).
+  void host_touches_managed(Context& context, uint64_t address, uint64_t bytes, bool write);
   Result semaphore_signal(uint32_t channel, const device::Command& command);
 
   // Copy engine: host memory through the PCIe link, in gpu.dma.max_transfer pieces; waits for

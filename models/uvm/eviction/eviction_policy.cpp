@@ -17,13 +17,13 @@ std::vector<uint64_t> sorted(std::vector<uint64_t> v) {
 class LruGroups final : public EvictionPolicy {
  public:
   explicit LruGroups(uint64_t group_pages) : group_pages_(group_pages) {}
-  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages) override {
+  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages, bool spare_preferred) override {
     struct Group {
       uint64_t last_use = 0;
       std::vector<uint64_t> pages;
     };
     std::map<uint64_t, Group> groups;  // by first page of the group
-    for (uint64_t p : table.resident_pages()) {
+    for (uint64_t p : table.resident_pages(spare_preferred)) {
       const Allocation* a = table.allocation_of_page(p);
       uint64_t key = a->first_page() + (p - a->first_page()) / group_pages_ * group_pages_;
       Group& g = groups[key];
@@ -48,9 +48,9 @@ class LruGroups final : public EvictionPolicy {
 
 class Lfu final : public EvictionPolicy {
  public:
-  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages) override {
+  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages, bool spare_preferred) override {
     std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> order;  // (uses, last use, page)
-    for (uint64_t p : table.resident_pages()) order.emplace_back(table.info(p).uses, table.info(p).last_use, p);
+    for (uint64_t p : table.resident_pages(spare_preferred)) order.emplace_back(table.info(p).uses, table.info(p).last_use, p);
     std::sort(order.begin(), order.end());
     std::vector<uint64_t> out;
     for (uint64_t i = 0; i < order.size() && i < pages; ++i) out.push_back(std::get<2>(order[i]));
@@ -61,8 +61,8 @@ class Lfu final : public EvictionPolicy {
 class RandomEviction final : public EvictionPolicy {
  public:
   explicit RandomEviction(uint64_t seed) : rng_(seed) {}
-  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages) override {
-    std::vector<uint64_t> resident = table.resident_pages();
+  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages, bool spare_preferred) override {
+    std::vector<uint64_t> resident = table.resident_pages(spare_preferred);
     std::vector<uint64_t> out;
     while (out.size() < pages && !resident.empty()) {
       uint64_t i = rng_() % resident.size();

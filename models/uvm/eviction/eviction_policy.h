@@ -28,8 +28,10 @@ class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
   // At least `pages` resident pages (fewer only when fewer are resident), ascending, distinct.
-  // Whole-region policies may return more than asked.
-  virtual std::vector<uint64_t> victims(const PageTable& table, uint64_t pages) = 0;
+  // Whole-region policies may return more than asked. With `spare_preferred`, pages whose
+  // preferred location is the device (cudaMemAdviseSetPreferredLocation) are not candidates.
+  std::vector<uint64_t> victims(const PageTable& table, uint64_t pages) { return victims(table, pages, false); }
+  virtual std::vector<uint64_t> victims(const PageTable& table, uint64_t pages, bool spare_preferred) = 0;
 };
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, uint64_t seed);

@@ -12,7 +12,24 @@
 // (faults waiting for a page already migrating), coalesced_faults, mshr_full,
 // batches, faults_per_batch, mshr_occupancy, migrations, migrated_bytes, prefetched_pages,
 // useful_prefetches, prefetch_accuracy, prefetch_coverage, evicted_pages, evicted_bytes,
-// writeback_bytes, explicit_prefetch_bytes.
+// writeback_bytes, explicit_prefetch_bytes; host accesses (host_accesses, host_migrated_pages);
+// cudaMemAdvise (advice_calls, read_duplicated_pages, duplicate_host_reads, duplicate_collapses,
+// remote_mappings, remote_accesses, remote_bytes, preferred_evictions).
+//
+// Advice (advise(), the numbering of cudaMemoryAdvise) acts as NVIDIA's driver does on a PCIe
+// system, where the device can map host memory but the host cannot map device memory:
+//   read-mostly            a device fault copies the page in and the host keeps its copy
+//                          (duplicated); a host read of a duplicate moves nothing; a host read of
+//                          a non-duplicated read-mostly page writes it back if dirty and makes it
+//                          a duplicate; a write by either side collapses the duplicates (a host
+//                          write: the page is the host's again; a device write: the device's).
+//   preferred location     device: eviction spares the page while other pages can go. host: a
+//                          device fault maps the page for remote access (after the fault
+//                          latency, no migration, no prefetch); device accesses then cross PCIe.
+//   accessed by (device)   the device maps the range now, wherever it lives: host-resident pages
+//                          are accessed remotely, without a fault or a migration.
+//   (accessed by the host is accepted and recorded: the host cannot map device memory over PCIe)
+// Unset* clears the advice; mappings it made go (TLB shootdown), duplicates collapse to the device.
 #pragma once
 
 #include <cstdint>
@@ -83,10 +100,21 @@ class FaultService {
   // cudaMemPrefetchAsync to the device: migrates the host pages of [first, first+count) in
   // runs of up to 2 MB starting at `now_ps`, evicting as needed; returns when the last lands.
   uint64_t prefetch_to_device(PageRange range, uint64_t now_ps);
-  // Brings [first, first+count) back to the host (host access, prefetch to cpu): dirty resident
-  // pages are written back, all become host resident. Returns when the last write-back is done.
-  // In-flight pages must have landed (call advance first); throws std::logic_error otherwise.
+  // Brings [first, first+count) back to the host (prefetch to cpu): dirty resident pages are
+  // written back, all become host resident (read-mostly pages become duplicates instead).
+  // Returns when the last write-back is done. In-flight pages must have landed (call advance
+  // first); throws std::logic_error otherwise.
   uint64_t evict_to_host(PageRange range, uint64_t now_ps);
+  // The host reads (or writes) [first, first+count) (the runtime's host-fault handler): resident
+  // pages leave the device as by evict_to_host, except read-mostly ones, which a read
+  // duplicates and a write collapses to the host. Same preconditions and result.
+  uint64_t host_access(PageRange range, bool write, uint64_t now_ps);
+
+  // cudaMemAdvise over [first, first+count); `advice` and `location` as in gpuvp/device.h
+  // (MemAdvice, AdviceLocation: 0 device, 1 host). Throws std::invalid_argument for others.
+  void advise(PageRange range, uint32_t advice, uint32_t location);
+  // A device access of `bytes` to a page mapped remotely (PageInfo::remote()): counted.
+  void remote_access(uint64_t bytes, bool write);
 
   // A device access to a resident page (LRU/LFU bookkeeping, dirty bit, prefetch accuracy).
   // `now` is a logical time; uses and arrivals are ordered by max(previous + 1, now).
@@ -96,11 +124,20 @@ class FaultService {
   const PageTable& table() const { return table_; }
 
  private:
+  struct Landing {
+    PageRange range;
+    bool map_remote = false;  // no data: a preferred-host page gets its remote mapping
+  };
   // Makes room for `pages` more frames; returns when the write-backs are done (>= now_ps).
   // Returns false when there is no room even after evicting every resident page.
   bool make_room(uint64_t pages, uint64_t now_ps, uint64_t& writeback_done_ps);
   void schedule(PageRange range, uint64_t arrival_ps);
   uint64_t free_frames() const;
+  // Resident pages of `range` leave the device (invalidated, dirty ones written back).
+  // A host `write` moves read-mostly pages too (collapsing duplicates); a read duplicates them.
+  uint64_t to_host(PageRange range, uint64_t now_ps, bool host_touch, bool write);
+  // Pages of the prefetcher's plan that may migrate (not preferred-host, not remotely mapped).
+  void keep_migratable(MigrationPlan& plan, uint64_t faulting_page) const;
 
   FaultServiceParams params_;
   PageTable& table_;
@@ -108,8 +145,10 @@ class FaultService {
   FarFaultMshrs mshrs_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<EvictionPolicy> eviction_;
-  std::multimap<uint64_t, PageRange> landings_;
-  uint64_t clock_ = 0;  // logical time of page uses and arrivals (LRU order)  // by arrival time, then issue order
+  std::multimap<uint64_t, Landing> landings_;  // by arrival time, then issue order
+  uint64_t clock_ = 0;  // logical time of page uses and arrivals (LRU order)
+  bool any_preferred_device_ = false;  // some page prefers the device: eviction spares those first
+  bool any_advice_ = false;            // cudaMemAdvise was used: plans and writes check the advice
 
   stats::Counter& far_faults_;
   stats::Counter& coalesced_faults_;
@@ -127,6 +166,16 @@ class FaultService {
   stats::Counter& explicit_prefetch_bytes_;
   stats::Counter* needed_pages_ = nullptr;
   stats::Counter* inflight_faults_ = nullptr;
+  stats::Counter* host_accesses_ = nullptr;
+  stats::Counter* host_migrated_pages_ = nullptr;
+  stats::Counter* advice_calls_ = nullptr;
+  stats::Counter* read_duplicated_pages_ = nullptr;
+  stats::Counter* duplicate_host_reads_ = nullptr;
+  stats::Counter* duplicate_collapses_ = nullptr;
+  stats::Counter* remote_mappings_ = nullptr;
+  stats::Counter* remote_accesses_ = nullptr;
+  stats::Counter* remote_bytes_ = nullptr;
+  stats::Counter* preferred_evictions_ = nullptr;
 };
 
 }  // namespace gpuvp::uvm

@@ -208,8 +208,30 @@ uint64_t Gmmu::next_event_ps() const {
   return next;
 }
 
-void Gmmu::access(uint64_t page, bool write) {
-  if (table_.managed(page) && table_.resident(page)) faults_.touch(page, ++access_clock_, write);
+uint64_t Gmmu::access(uint64_t page, bool write, uint32_t bytes) {
+  const PageInfo* info = table_.find(page);
+  if (info == nullptr) return 0;
+  if (info->state == PageState::Device) {
+    faults_.touch(page, ++access_clock_, write);
+    return 0;
+  }
+  if (!info->remote()) return 0;
+  // Zero copy: the request crosses the link to host memory (a read's data comes back; a write
+  // is posted). Loosely timed: the link answers with the delay, nothing waits here.
+  faults_.remote_access(bytes, write);
+  const uint32_t length = std::max<uint32_t>(bytes, 1);
+  if (remote_scratch_.size() < length) remote_scratch_.resize(length);
+  tlm::tlm_generic_payload gp;
+  gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  gp.set_address(page * kPageBytes);
+  gp.set_data_ptr(remote_scratch_.data());
+  gp.set_data_length(length);
+  gp.set_streaming_width(length);
+  gp.set_byte_enable_ptr(nullptr);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  pcie->b_transport(gp, delay);
+  return std::max<uint64_t>(delay.value(), 1);
 }
 
 void Gmmu::prefetch(PageRange range, bool to_device) {
@@ -219,6 +241,18 @@ void Gmmu::prefetch(PageRange range, bool to_device) {
     if (done > now_ps()) sc_core::wait(sc_core::sc_time::from_value(done - now_ps()));
     return;
   }
+  wait_landed(range);
+  const uint64_t done = faults_.evict_to_host(range, now_ps());
+  if (done > now_ps()) sc_core::wait(sc_core::sc_time::from_value(done - now_ps()));
+}
+
+void Gmmu::host_access(PageRange range, bool write) {
+  wait_landed(range);
+  const uint64_t done = faults_.host_access(range, write, now_ps());
+  if (done > now_ps()) sc_core::wait(sc_core::sc_time::from_value(done - now_ps()));
+}
+
+void Gmmu::wait_landed(PageRange range) {
   // Pages on their way in must land before they can leave.
   for (;;) {
     bool migrating = false;
@@ -228,8 +262,6 @@ void Gmmu::prefetch(PageRange range, bool to_device) {
     const uint64_t next = faults_.next_landing_ps();
     sc_core::wait(sc_core::sc_time::from_value(next > now_ps() ? next - now_ps() : 0) + sc_core::sc_time::from_value(1));
   }
-  const uint64_t done = faults_.evict_to_host(range, now_ps());
-  if (done > now_ps()) sc_core::wait(sc_core::sc_time::from_value(done - now_ps()));
 }
 
 uint64_t Gmmu::dma(tlm::tlm_command command, PageRange range, uint64_t ready_ps) {

@@ -58,11 +58,18 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   Gmmu(const Gmmu&) = delete;
   Gmmu& operator=(const Gmmu&) = delete;
 
-  // A device access to a managed resident page (LRU/LFU bookkeeping, dirty bit, accuracy).
-  void access(uint64_t page, bool write);
+  // A device access of `bytes` to a managed page once translated: LRU/LFU bookkeeping, dirty
+  // bit, accuracy for resident pages; for a page mapped remotely in host memory (advice) the
+  // access crosses the PCIe link and the result is its latency in ps (0 for resident pages).
+  uint64_t access(uint64_t page, bool write, uint32_t bytes = 0);
   // cudaMemPrefetchAsync: to the device (migrate) or to the host (write back, invalidate).
   // Call from an SC_THREAD: waits until the transfers are done.
   void prefetch(PageRange range, bool to_device);
+  // The host reads or writes `range` (FaultService::host_access). Call from an SC_THREAD: waits
+  // for pages still landing, then for the write-backs.
+  void host_access(PageRange range, bool write);
+  // cudaMemAdvise (FaultService::advise). Throws std::invalid_argument for a bad advice/location.
+  void advise(PageRange range, uint32_t advice, uint32_t location) { faults_.advise(range, advice, location); }
   // The range is about to be unmapped (cudaFree): its translations go from every TLB. No wait.
   void drop(PageRange range) { invalidated(range); }
   // Time the GMMU has pending work (landings) or ~0; for tests and idle reporting.
@@ -104,7 +111,10 @@ class Gmmu : public sc_core::sc_module, private MigrationPort {
   bool batch_scheduled_ = false;
   uint64_t batch_at_ps_ = 0;
   sc_core::sc_event wake_;
+  // Waits (SC_THREAD) until no page of `range` is still migrating to the device.
+  void wait_landed(PageRange range);
   std::vector<uint8_t> scratch_;  // DMA data buffer (the functional copy lives in the runtime)
+  std::vector<uint8_t> remote_scratch_;  // remote accesses' data buffer
   uint64_t access_clock_ = 0;
 
   stats::Counter& l2_accesses_;

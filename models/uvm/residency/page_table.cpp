@@ -62,6 +62,13 @@ PageInfo& PageTable::mutable_info(uint64_t page) {
 
 const PageInfo& PageTable::info(uint64_t page) const { return const_cast<PageTable*>(this)->mutable_info(page); }
 
+const PageInfo* PageTable::find(uint64_t page) const {
+  auto it = regions_.upper_bound(page);
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  return page < it->second.alloc.end_page() ? &it->second.pages[page - it->first] : nullptr;
+}
+
 void PageTable::change_state(PageInfo& p, PageState to) {
   if (p.state == PageState::Device) --device_pages_;
   if (p.state == PageState::Migrating) --migrating_pages_;
@@ -76,6 +83,8 @@ void PageTable::set_migrating(uint64_t page, bool prefetched) {
     throw std::logic_error("uvm page table: page " + hex(page * kPageBytes) + " migrated twice");
   change_state(p, PageState::Migrating);
   p.prefetched_unused = prefetched;
+  p.remote_mapped = false;
+  p.duplicated = false;
   p.dirty = false;
   p.uses = 0;
 }
@@ -92,6 +101,7 @@ void PageTable::set_host(uint64_t page) {
   change_state(p, PageState::Host);
   p.dirty = false;
   p.prefetched_unused = false;
+  p.duplicated = false;
   p.uses = 0;
 }
 
@@ -105,12 +115,13 @@ bool PageTable::touch(uint64_t page, uint64_t now, bool write) {
   return useful;
 }
 
-std::vector<uint64_t> PageTable::resident_pages() const {
+std::vector<uint64_t> PageTable::resident_pages(bool spare_preferred) const {
   std::vector<uint64_t> out;
   out.reserve(device_pages_);
   for (const auto& [first, r] : regions_)
     for (uint64_t i = 0; i < r.pages.size(); ++i)
-      if (r.pages[i].state == PageState::Device) out.push_back(first + i);
+      if (r.pages[i].state == PageState::Device && !(spare_preferred && r.pages[i].preferred == Preferred::Device))
+        out.push_back(first + i);
   return out;
 }
 

@@ -38,12 +38,23 @@ enum class PageState : uint8_t {
   Device,     // resident in device memory (the device copy is the valid one)
 };
 
+// cudaMemAdvise's preferred location of a page.
+enum class Preferred : uint8_t { None, Device, Host };
+
 struct PageInfo {
   PageState state = PageState::Host;
   bool dirty = false;               // written on the device since it arrived
   bool prefetched_unused = false;   // brought in by a prefetcher and not touched since
+  // Advice (cudaMemAdvise) and what it led to.
+  bool read_mostly = false;         // SetReadMostly: reads duplicate the page instead of moving it
+  bool duplicated = false;          // state Device and the host's copy is valid too (read duplicate)
+  bool accessed_by = false;         // SetAccessedBy(device): the device keeps a mapping wherever it lives
+  bool remote_mapped = false;       // a fault on a preferred-host page mapped it for remote access
+  Preferred preferred = Preferred::None;
   uint64_t last_use = 0;            // logical time of the last access (LRU)
   uint64_t uses = 0;                // accesses since it arrived (LFU)
+  // On the host and mapped in the device's page table: device accesses go over PCIe (zero copy).
+  bool remote() const { return state == PageState::Host && (accessed_by || remote_mapped); }
 };
 
 struct Allocation {
@@ -70,6 +81,11 @@ class PageTable {
 
   // Per-page state. Throws std::out_of_range for a page outside every allocation.
   const PageInfo& info(uint64_t page) const;
+  // The page's state for the model's own updates (advice, duplicates, remote mappings). Throws
+  // std::out_of_range like info(); state changes go through set_migrating/set_resident/set_host.
+  PageInfo& advice_info(uint64_t page) { return mutable_info(page); }
+  // The page's info, or nullptr when the page is not managed (one lookup).
+  const PageInfo* find(uint64_t page) const;
   PageState state(uint64_t page) const { return info(page).state; }
   bool resident(uint64_t page) const { return state(page) == PageState::Device; }
 
@@ -84,8 +100,9 @@ class PageTable {
 
   uint64_t device_pages() const { return device_pages_; }        // state Device
   uint64_t migrating_pages() const { return migrating_pages_; }  // state Migrating
-  // Resident pages, ascending.
-  std::vector<uint64_t> resident_pages() const;
+  // Resident pages, ascending; with `spare_preferred`, without those whose preferred location is
+  // the device (eviction takes them only when nothing else is left).
+  std::vector<uint64_t> resident_pages(bool spare_preferred = false) const;
 
  private:
   struct Region {

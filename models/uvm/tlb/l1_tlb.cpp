@@ -1,5 +1,6 @@
 #include "models/uvm/tlb/l1_tlb.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/tlm/gpu_extension.h"
@@ -121,13 +122,27 @@ void L1Tlb::step() {
     w->requests.push_back(gp);
     if (!w->in_flight && !w->nacked) request_translation(page, is_write(*gp));
   }
+  while (!remote_.empty() && remote_.front().first <= now) {
+    ready_.push_back(remote_.front().second);
+    remote_.pop_front();
+  }
   forward();
   if (!lookups_.empty()) wake_.notify(sc_core::sc_time::from_value(lookups_.front().first - now));
+  if (!remote_.empty()) wake_.notify(sc_core::sc_time::from_value(remote_.front().first - now));
 }
 
 void L1Tlb::translated(uint64_t page, tlm::tlm_generic_payload& gp) {
-  if (on_access_) on_access_(page, is_write(gp));
-  ready_.push_back(&gp);
+  const uint64_t extra = on_access_ ? on_access_(page, is_write(gp), gp.get_data_length()) : 0;
+  if (extra == 0) {
+    ready_.push_back(&gp);
+    return;
+  }
+  // Crossing PCIe to host memory: in due order (ties keep arrival order).
+  const uint64_t due = sc_core::sc_time_stamp().value() + extra;
+  auto at = std::upper_bound(remote_.begin(), remote_.end(), due,
+                             [](uint64_t d, const std::pair<uint64_t, tlm::tlm_generic_payload*>& e) { return d < e.first; });
+  remote_.emplace(at, due, &gp);
+  wake_.notify(sc_core::sc_time::from_value(extra));
 }
 
 void L1Tlb::request_translation(uint64_t page, bool write) {

@@ -18,6 +18,10 @@
 // the GMMU), nacks, replays, flushes, invalidations, fault_stall_cycles (core cycles requests
 // waited between a Nack and the translation that followed the replay), blocked (requests the
 // SM had to hold because the TLB was full).
+//
+// Remote pages (cudaMemAdvise: preferred location host, accessed by the device): a translated
+// request to a page the device maps in host memory waits the PCIe read (or posted write) the
+// access hook reports before it goes on (the values themselves live in the functional model).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +54,9 @@ class L1Tlb : public sc_core::sc_module {
   tlm_utils::simple_target_socket<L1Tlb> notify;
 
   // Called for every access to a managed page once translated (the GMMU's LRU and dirty bits).
-  using AccessHook = std::function<void(uint64_t page, bool write)>;
+  // Returns the extra latency (ps) of a remote access (a host-resident page the device maps,
+  // cudaMemAdvise): the request goes on to memory that much later. 0 for device-resident pages.
+  using AccessHook = std::function<uint64_t(uint64_t page, bool write, uint32_t bytes)>;
 
   L1Tlb(sc_core::sc_module_name name, const UvmParams& params, const ClockDomain& clock, const PageTable& table,
         stats::Registry& stats, const std::string& path, AccessHook on_access = nullptr);
@@ -88,6 +94,7 @@ class L1Tlb : public sc_core::sc_module {
   bool down_owes_sm_ = false;                    // that END_REQ goes on to the SM
   std::deque<std::pair<uint64_t, tlm::tlm_generic_payload*>> lookups_;  // (due ps, request), in order
   std::deque<tlm::tlm_generic_payload*> ready_;  // translated (or pass-through), to forward
+  std::deque<std::pair<uint64_t, tlm::tlm_generic_payload*>> remote_;  // (due ps, request): crossing PCIe
   std::map<uint64_t, std::unique_ptr<Waiting>> waiting_;  // by page: a translation outstanding
   sc_core::sc_event wake_;
 

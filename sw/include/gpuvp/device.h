@@ -54,6 +54,8 @@ namespace gpuvp::device {
 
 inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
 inline constexpr uint32_t kVersion = 2;  // 2: HostWaiting on one sequence (c), completion after settling
+                                         // (MemAdvise and HostAccess were added without a bump:
+                                         // an older platform answers them InvalidCommand)
 
 inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
 inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
@@ -160,7 +162,27 @@ enum class Opcode : uint32_t {
                         // and posts the completion; once the client has consumed it (completion
                         // head == tail), or its peer disconnects, the channel becomes Free again
                         // (all ring indices 0, generation + 1).
+  MemAdvise = 16,       // cudaMemAdvise on managed memory. a: device address, b: bytes (> 0),
+                        // c: advice (MemAdvice), d: location (AdviceLocation; ignored by the
+                        // read-mostly advice). The range must lie in one mapping of the channel.
+  HostAccess = 17,      // the host is about to access managed memory (the runtime's host-fault
+                        // handler): a: device address, b: bytes (> 0), c: HostAccessKind,
+                        // d: host address that receives the range's current values (0: none).
+                        // The range's managed pages go to the host (or are read-duplicated),
+                        // dirty ones written back over PCIe; then the values are copied.
 };
+
+// MemAdvise's advice: the numbering of cudaMemoryAdvise.
+enum class MemAdvice : uint32_t {
+  SetReadMostly = 1,
+  UnsetReadMostly = 2,
+  SetPreferredLocation = 3,
+  UnsetPreferredLocation = 4,
+  SetAccessedBy = 5,
+  UnsetAccessedBy = 6,
+};
+enum class AdviceLocation : uint32_t { Device = 0, Host = 1 };
+enum class HostAccessKind : uint32_t { Read = 0, Write = 1 };
 
 // GetFunction's optional parameter layout: where each kernel parameter lies in the packed
 // argument buffer that Launch takes (LaunchArgs::args_address, args_bytes == parameter bytes).
