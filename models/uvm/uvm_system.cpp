@@ -68,6 +68,12 @@ void UvmSystem::prefetch(uint64_t base, uint64_t bytes, bool to_device) {
 
 namespace gpuvp::uvm {
 
+bool UvmSystem::holding_requests() const {
+  for (const auto& tlb : tlbs_)
+    if (tlb && tlb->held() > 0) return true;
+  return false;
+}
+
 void UvmSystem::host_access(uint64_t base, uint64_t bytes, bool write) {
   if (bytes == 0) return;
   gmmu_->host_access(pages_of(base, bytes), write);

@@ -51,6 +51,10 @@ class UvmSystem : public sc_core::sc_module {
   // advice or location (device.h's MemAdvice, AdviceLocation).
   void advise(uint64_t base, uint64_t bytes, uint32_t advice, uint32_t location);
 
+  // Managed requests still inside an L1 TLB (waiting for a translation or a far fault, or
+  // crossing PCIe to a remote page): a kernel is not complete while its stores are held here.
+  bool holding_requests() const;
+
   const PageTable& table() const { return table_; }
   Gmmu& gmmu() { return *gmmu_; }
 
