@@ -165,6 +165,44 @@ TEST_F(Commands, MemsetAndDeviceToDeviceCopy) {
   for (int i = 0; i < 4096; ++i) ASSERT_EQ(bytes[i], (i >= 100 && i < 110) ? 0x01 : 0xab) << i;
 }
 
+// Unified memory's commands: MemAdvise (cudaMemAdvise) and HostAccess (the runtime's host
+// faults) on a Managed mapping, and their validation.
+TEST_F(Commands, MemAdviseAndHostAccessOnManagedMemory) {
+  const auto mapped = run(Opcode::MemMap, 8192, uint64_t(device::MemoryKind::Managed), 4096);
+  ASSERT_OK(mapped);
+  const uint64_t managed = mapped.value0;
+  const uint64_t host = client->allocate(8192);
+  std::memset(client->at(host), 0x5a, 8192);
+  ASSERT_OK(run(Opcode::Memcpy, managed, host, 8192, uint64_t(device::CopyDirection::HostToDevice)));
+  const uint64_t back = client->allocate(8192);
+  std::memset(client->at(back), 0, 8192);
+  ASSERT_OK(run(Opcode::MemAdvise, managed, 8192, uint64_t(device::MemAdvice::SetReadMostly), 0));
+  ASSERT_OK(run(Opcode::MemAdvise, managed, 4096, uint64_t(device::MemAdvice::SetPreferredLocation),
+                uint64_t(device::AdviceLocation::Host)));
+  ASSERT_OK(run(Opcode::HostAccess, managed, 8192, uint64_t(device::HostAccessKind::Read), back));
+  EXPECT_EQ(std::memcmp(client->at(back), client->at(host), 8192), 0);  // the values came back
+  ASSERT_OK(run(Opcode::HostAccess, managed + 100, 10, uint64_t(device::HostAccessKind::Write), 0));
+  // Validation: advice, location, access kind, empty and unmapped ranges, host buffer.
+  EXPECT_STATUS(run(Opcode::MemAdvise, managed, 4096, 0, 0), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::MemAdvise, managed, 4096, 7, 0), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::MemAdvise, managed, 4096, 3, 2), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::MemAdvise, managed, 0, 1, 0), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::MemAdvise, managed + 4096, 8192, 1, 0), Status::InvalidAddress);
+  EXPECT_STATUS(run(Opcode::MemAdvise, 0x1000, 4096, 1, 0), Status::InvalidAddress);
+  EXPECT_STATUS(run(Opcode::HostAccess, managed, 4096, 2, 0), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::HostAccess, managed, 0, 0, 0), Status::InvalidCommand);
+  EXPECT_STATUS(run(Opcode::HostAccess, managed, 8193, 0, 0), Status::InvalidAddress);
+  EXPECT_STATUS(run(Opcode::HostAccess, managed, 4096, 0, 64), Status::InvalidAddress);  // host buffer outside the window
+  still_serving();
+  platform->stop();
+  EXPECT_EQ(platform->counter("bridge", "commands_mem_advise"), 8u);
+  EXPECT_EQ(platform->counter("bridge", "commands_host_access"), 6u);
+  EXPECT_EQ(platform->counter("uvm.gmmu", "advice_calls"), 2u);
+  // The host-to-device copy, the two valid HostAccess commands and the one refused for its host
+  // buffer (the window is checked as the values are copied, after the pages moved).
+  EXPECT_EQ(platform->counter("uvm.gmmu", "host_accesses"), 4u);
+}
+
 TEST_F(Commands, BadInputGetsErrorCompletionsAndThePlatformKeepsServing) {
   const uint64_t mapped = map(4096);
   const uint64_t host = client->allocate(4096);
