@@ -160,8 +160,8 @@ TEST_P(PartialTouch, OnlyThePagesTheHostTouchedMoveAndRefault) {
 
 INSTANTIATE_TEST_SUITE_P(Uvm, PartialTouch, ::testing::Values("none", "random", "sequential_local", "tbn"));
 
-TEST(UvmSuite, HostAccessDuringAKernelAndRuntimeCopiesSeeTheRightValues) {
-  for (const char* program : {"concurrent", "copies"}) {
+TEST(UvmSuite, HostAccessDuringAKernelRuntimeCopiesAndChainedHandlersWork) {
+  for (const char* program : {"concurrent", "copies", "chain"}) {
     const SuiteRun r = run_suite(program, {});
     expect_pass(r, program);
   }

@@ -15,10 +15,15 @@
 //   accessedby  cudaMemAdviseSetAccessedBy(device): mapped, no fault, no migration
 //   prefdevice  cudaMemAdviseSetPreferredLocation(device) survives an oversubscribing stream
 //   adviseerrors  bad cudaMemAdvise calls get clear errors; Unset* undo the advice
+//   chain     the program's own SIGSEGV handler still gets the faults that are not managed memory's
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -399,6 +404,48 @@ bool run_adviseerrors() {
   return report("adviseerrors", bad, n);
 }
 
+char* own_page = nullptr;
+volatile sig_atomic_t own_faults = 0;
+
+struct sigaction before_own {};  // with `all`, the runtime's handler is already there: chain to it
+
+void own_handler(int signal, siginfo_t* info, void* context) {
+  // The program's handler: its own protected page becomes writable; others go to the handler
+  // installed before it, if any (a fault nobody owns is a bug: exit 3).
+  const char* at = static_cast<const char*>(info->si_addr);
+  if (at < own_page || at >= own_page + 4096) {
+    if ((before_own.sa_flags & SA_SIGINFO) != 0 && before_own.sa_sigaction != nullptr) {
+      before_own.sa_sigaction(signal, info, context);
+      return;
+    }
+    _exit(3);
+  }
+  ++own_faults;
+  mprotect(own_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+bool run_chain() {
+  struct sigaction action {};
+  action.sa_sigaction = own_handler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &before_own);  // alone: before the runtime installs its own
+  own_page = static_cast<char*>(mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  const int n = 1 << 14;
+  float* x;
+  CHECK(cudaMallocManaged(&x, n * sizeof(float)));
+  for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  scale<<<blocks(n), 256>>>(x, n, 2.0f, 0.0f);
+  CHECK(cudaDeviceSynchronize());
+  int bad = 0;
+  for (int i = 0; i < n; ++i) bad += x[i] != static_cast<float>(2 * i);  // the runtime's faults
+  own_page[10] = 1;                                                         // the program's fault
+  bad += own_faults != 1 || own_page[10] != 1;
+  CHECK(cudaFree(x));
+  munmap(own_page, 4096);
+  return report("chain", bad, n);
+}
+
 struct Entry {
   const char* name;
   bool (*run)();
@@ -407,7 +454,7 @@ const Entry kPrograms[] = {{"stream", run_stream},         {"random", run_random
                            {"oversub", run_oversub},       {"prefetch", run_prefetch},   {"retouch", run_retouch},
                            {"partial", run_partial},       {"concurrent", run_concurrent}, {"copies", run_copies},
                            {"readmostly", run_readmostly}, {"prefhost", run_prefhost},   {"accessedby", run_accessedby},
-                           {"prefdevice", run_prefdevice}, {"adviseerrors", run_adviseerrors}};
+                           {"prefdevice", run_prefdevice}, {"adviseerrors", run_adviseerrors}, {"chain", run_chain}};
 
 }  // namespace
 
