@@ -788,8 +788,18 @@ bool Runtime::host_fault(uint64_t address, bool write) {
   if (!managed || pristine) return false;  // pristine pages are mapped read-write: not our fault
   const auto it = host_pages_.find(lo);
   if (it != host_pages_.end()) {
-    if (it->second == kHostDirty) return false;  // mapped read-write: not our fault
-    write = true;                                // a write to a read-only (clean) page
+    // Another thread may have brought the page over while this one waited for the lock.
+    if (it->second == kHostDirty) {
+      protect(lo, lo + page, PROT_READ | PROT_WRITE);
+      return true;
+    }
+#if defined(__x86_64__)
+    if (!write) {  // a read of a page the host already holds: run it again
+      protect(lo, lo + page, PROT_READ);
+      return true;
+    }
+#endif
+    write = true;  // a write to a read-only (clean) page
   }
   const cudaError_t error = make_host_accessible(lo, lo + page, write);
   if (error != cudaSuccess) {
@@ -880,8 +890,11 @@ cudaError_t Runtime::revoke_host_access(uint64_t lo, uint64_t hi) {
   auto push = [&](uint64_t a, uint64_t b) {
     if (error == cudaSuccess) error = stage_copy(a, reinterpret_cast<const void*>(a), nullptr, 0, b - a, legacy_);
   };
+  // Each range is made read-only before its values are copied (another host thread's write
+  // meanwhile faults and waits for the runtime), then PROT_NONE.
   for (const auto& [base, bytes] : pristine) {
     const uint64_t end = base + bytes;
+    protect(base, (end + page - 1) / page * page, PROT_READ);
     uint64_t run = 0;  // start of a run of non-zero pages, 0: none
     for (uint64_t p = base; p < end; p += page) {
       const uint64_t n = std::min(page, end - p);
@@ -905,6 +918,7 @@ cudaError_t Runtime::revoke_host_access(uint64_t lo, uint64_t hi) {
   auto flush = [&]() {
     if (run_lo == run_hi) return;
     if (run_dirty) {
+      protect(run_lo, run_hi, PROT_READ);
       // Dirty pages: only their managed bytes go (a page may hold other device data too).
       for (uint64_t p = run_lo; p < run_hi; p += page) {
         const auto it = host_pages_.find(p);
