@@ -161,7 +161,7 @@ TEST_P(PartialTouch, OnlyThePagesTheHostTouchedMoveAndRefault) {
 INSTANTIATE_TEST_SUITE_P(Uvm, PartialTouch, ::testing::Values("none", "random", "sequential_local", "tbn"));
 
 TEST(UvmSuite, HostAccessDuringAKernelRuntimeCopiesAndChainedHandlersWork) {
-  for (const char* program : {"concurrent", "copies", "chain"}) {
+  for (const char* program : {"concurrent", "copies", "threads", "chain"}) {
     const SuiteRun r = run_suite(program, {});
     expect_pass(r, program);
   }

@@ -15,11 +15,14 @@
 //   accessedby  cudaMemAdviseSetAccessedBy(device): mapped, no fault, no migration
 //   prefdevice  cudaMemAdviseSetPreferredLocation(device) survives an oversubscribing stream
 //   adviseerrors  bad cudaMemAdvise calls get clear errors; Unset* undo the advice
+//   threads   four host threads fault managed pages at once between two kernels
 //   chain     the program's own SIGSEGV handler still gets the faults that are not managed memory's
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -446,6 +449,34 @@ bool run_chain() {
   return report("chain", bad, n);
 }
 
+bool run_threads() {
+  const int n = 1 << 18, parts = 4;
+  float* x;
+  CHECK(cudaMallocManaged(&x, n * sizeof(float)));
+  scale<<<blocks(n), 256>>>(x, n, 1.0f, 3.0f);  // x = 3 on the device
+  CHECK(cudaDeviceSynchronize());
+  std::vector<int> bad_in(parts, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < parts; ++t) {
+    threads.emplace_back([&, t] {  // interleaved pages: the threads fault side by side
+      for (int i = t * 1024; i < n; i += parts * 1024) {
+        for (int k = i; k < i + 1024; ++k) {
+          bad_in[t] += x[k] != 3.0f;
+          x[k] = static_cast<float>(k);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  scale<<<blocks(n), 256>>>(x, n, 2.0f, 0.0f);
+  CHECK(cudaDeviceSynchronize());
+  int bad = 0;
+  for (int b : bad_in) bad += b;
+  for (int i = 0; i < n; ++i) bad += x[i] != static_cast<float>(2 * i);
+  CHECK(cudaFree(x));
+  return report("threads", bad, n);
+}
+
 struct Entry {
   const char* name;
   bool (*run)();
@@ -454,7 +485,8 @@ const Entry kPrograms[] = {{"stream", run_stream},         {"random", run_random
                            {"oversub", run_oversub},       {"prefetch", run_prefetch},   {"retouch", run_retouch},
                            {"partial", run_partial},       {"concurrent", run_concurrent}, {"copies", run_copies},
                            {"readmostly", run_readmostly}, {"prefhost", run_prefhost},   {"accessedby", run_accessedby},
-                           {"prefdevice", run_prefdevice}, {"adviseerrors", run_adviseerrors}, {"chain", run_chain}};
+                           {"prefdevice", run_prefdevice}, {"adviseerrors", run_adviseerrors}, {"threads", run_threads},
+                           {"chain", run_chain}};
 
 }  // namespace
 
