@@ -1118,7 +1118,13 @@ cudaError_t Runtime::prefetch(const void* ptr, std::size_t bytes, bool to_device
 cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return cudaErrorInvalidValue;
   std::memset(attributes, 0, sizeof *attributes);
-  if (is_device_range(to_address(ptr), 1)) {
+  bool managed = false;
+  for_managed_in(to_address(ptr), to_address(ptr) + 1, [&](uint64_t, uint64_t, const Allocation&) { managed = true; });
+  if (managed) {
+    attributes->type = cudaMemoryTypeManaged;
+    attributes->devicePointer = const_cast<void*>(ptr);
+    attributes->hostPointer = const_cast<void*>(ptr);
+  } else if (is_device_range(to_address(ptr), 1)) {
     attributes->type = cudaMemoryTypeDevice;
     attributes->devicePointer = const_cast<void*>(ptr);
   } else if (driver_->host_address(ptr)) {

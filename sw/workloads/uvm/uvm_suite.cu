@@ -272,6 +272,9 @@ bool run_copies() {
   x[1] = 100.0f;                                                 // a host write, then a host copy
   CHECK(cudaMemcpy(y, x, 4 * sizeof(float), cudaMemcpyHostToHost));
   bad += y[0] != 0.0f || y[1] != 100.0f || y[2] != 4.0f || y[4] != 8.0f;
+  cudaPointerAttributes attributes{};
+  CHECK(cudaPointerGetAttributes(&attributes, x + 5));
+  bad += attributes.type != cudaMemoryTypeManaged;
   CHECK(cudaMemset(x, 0, bytes / 2));                            // the device clears the first half
   for (int i = 0; i < n; ++i) bad += x[i] != (i < n / 2 ? 0.0f : static_cast<float>(2 * i));
   std::free(host);
