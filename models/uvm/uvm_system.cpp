@@ -41,6 +41,7 @@ L1Tlb& UvmSystem::add_tlb(uint32_t sm) {
     tlbs_[sm] = std::make_unique<L1Tlb>(("l1_tlb_" + std::to_string(sm)).c_str(), params_, clock_, table_, stats_,
                                         "uvm.l1_tlb[" + std::to_string(sm) + "]",
                                         [this](uint64_t page, bool write, uint32_t bytes) { return gmmu_->access(page, write, bytes); });
+    tlbs_[sm]->set_drained_event(&drained_);
     tlbs_[sm]->gmmu.bind(gmmu_->translate);
     gmmu_->notify.bind(tlbs_[sm]->notify);
   }

@@ -54,6 +54,8 @@ class UvmSystem : public sc_core::sc_module {
   // Managed requests still inside an L1 TLB (waiting for a translation or a far fault, or
   // crossing PCIe to a remote page): a kernel is not complete while its stores are held here.
   bool holding_requests() const;
+  // Notified when an L1 TLB lets go of its last held request.
+  const sc_core::sc_event& drained() const { return drained_; }
 
   const PageTable& table() const { return table_; }
   Gmmu& gmmu() { return *gmmu_; }
@@ -70,6 +72,7 @@ class UvmSystem : public sc_core::sc_module {
   std::unique_ptr<HostEnd> host_end_;
   std::unique_ptr<Gmmu> gmmu_;
   std::vector<std::unique_ptr<L1Tlb>> tlbs_;
+  sc_core::sc_event drained_;
 };
 
 }  // namespace gpuvp::uvm

@@ -186,8 +186,8 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   }
   // Stores are posted (a CTA retires while its stores travel), but not before they are
   // translated: stores that far-faulted on managed memory complete the kernel when they leave
-  // the L1 TLBs (one check per core cycle; never taken without managed memory).
-  while (m.uvm_system->holding_requests()) sc_core::wait(m.clocks.core.period());
+  // the L1 TLBs (never taken without managed memory).
+  while (m.uvm_system->holding_requests()) sc_core::wait(m.uvm_system->drained());
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
   KernelTiming t;

@@ -249,6 +249,7 @@ void L1Tlb::forward() {
 
 void L1Tlb::left(tlm::tlm_generic_payload&) {
   --held_;
+  if (held_ == 0 && drained_ != nullptr) drained_->notify(sc_core::SC_ZERO_TIME);
   if (blocked_ != nullptr && held_ < params_.l1_tlb_pending) {
     tlm::tlm_generic_payload* gp = blocked_;
     blocked_ = nullptr;

@@ -66,6 +66,8 @@ class L1Tlb : public sc_core::sc_module {
 
   // Managed requests inside the TLB (looking up, waiting for a translation, or to forward).
   uint32_t held() const { return held_; }
+  // Notified (delta) whenever the TLB's last held request leaves; null: none.
+  void set_drained_event(sc_core::sc_event* event) { drained_ = event; }
 
  private:
   struct Waiting;
@@ -97,6 +99,7 @@ class L1Tlb : public sc_core::sc_module {
   std::deque<std::pair<uint64_t, tlm::tlm_generic_payload*>> remote_;  // (due ps, request): crossing PCIe
   std::map<uint64_t, std::unique_ptr<Waiting>> waiting_;  // by page: a translation outstanding
   sc_core::sc_event wake_;
+  sc_core::sc_event* drained_ = nullptr;
 
   stats::Counter& accesses_;
   stats::Counter& hits_;
