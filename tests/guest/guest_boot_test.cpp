@@ -146,8 +146,8 @@ struct CoVerified {
 };
 
 // The workloads, then tests/runtime's full_queues: 8 streams of 300 commands before one
-// synchronize (full device queues: the driver waits for room as a waiting host; the completion
-// ring overflows), whose timing the guest's slower host must not change either.
+// synchronize (full device queues: the driver waits for room as a waiting host; up to 2040
+// commands outstanding), whose timing the guest's slower host must not change either.
 std::vector<CoVerified> co_verified() {
   std::vector<CoVerified> programs;
   for (const std::string& name : kWorkloadNames) programs.push_back({name, kWorkloads + "/workload_" + name});

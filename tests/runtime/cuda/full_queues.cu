@@ -1,9 +1,9 @@
 // More work queued on each of 8 streams than a device queue holds (256 entries), before one
 // synchronizing call: the driver must wait for room as a host that waits (HostWaiting for the
 // queue's oldest command) -- simulated time moves only while the host waits, so a full queue
-// whose host just polled for room never drained (a hang before the fix). 2400 commands in
-// flight also overflow the 1024-entry completion ring. Checks every buffer's final contents (the
-// last memset, then the last launch: stream order).
+// whose host just polled for room never drained (a hang before the fix). Up to 2040 commands are
+// outstanding at once, more than the completion ring's 1024 entries. Checks every buffer's final
+// contents (the last memset, then the last launch: stream order).
 #include <cstdint>
 #include <vector>
 
