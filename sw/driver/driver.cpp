@@ -195,10 +195,19 @@ void Driver::drain() {
 uint64_t Driver::submit(uint32_t queue, dev::Command command) {
   if (queue >= kQueues || lost_) return 0;
   dev::CommandQueue& q = channel().queues[queue];
+  // The queue's last entry is kept for a HostWaiting, so that a host waiting for room can always
+  // say so: the platform advances simulated time only while the host waits (device.h), and a
+  // full queue's oldest command cannot finish without it.
+  const bool host_waiting = command.opcode == static_cast<uint32_t>(dev::Opcode::HostWaiting);
+  const uint32_t room = host_waiting ? dev::kQueueEntries : dev::kQueueEntries - 1;
   // Wait for room: the platform advances head as it consumes.
-  while (queue_tail_[queue] - load_acquire(q.head.value) >= dev::kQueueEntries) {
+  while (queue_tail_[queue] - load_acquire(q.head.value) >= room) {
     drain();
     if (!alive()) return 0;
+    if (!host_waiting) {
+      wait_for_room(queue);
+      continue;
+    }
     transport_->wait_for_doorbell(options_.poll_interval);
   }
   command.sequence = next_sequence_++;
@@ -228,13 +237,34 @@ std::optional<Completion> Driver::take(uint64_t sequence) {
   return c;
 }
 
-uint64_t Driver::send_host_waiting(uint64_t target) {
+uint64_t Driver::send_host_waiting(uint64_t target, uint32_t queue) {
   dev::Command waiting{};
   waiting.opcode = static_cast<uint32_t>(dev::Opcode::HostWaiting);
   waiting.body.generic.c = target;
-  const uint64_t sequence = submit(0, waiting);
+  const uint64_t sequence = submit(queue, waiting);
   if (sequence != 0) ignored_[sequence] = true;
   return sequence;
+}
+
+void Driver::wait_for_room(uint32_t queue) {
+  // The host waits for the queue's oldest command, exactly as wait() would for it, and goes on
+  // once the platform has answered the HostWaiting on the settled instant: the next command then
+  // lands at a simulated time fixed by the command stream. The HostWaiting takes the kept entry;
+  // the oldest command's completion stays for take().
+  const dev::CommandQueue& q = channel().queues[queue];
+  const uint32_t head = load_acquire(q.head.value);
+  const uint64_t oldest = __atomic_load_n(&q.entries[head % dev::kQueueEntries].sequence, __ATOMIC_RELAXED);
+  const uint64_t waiting = send_host_waiting(oldest, queue);
+  if (waiting == 0) return;
+  for (;;) {
+    drain();
+    if (ignored_.count(waiting) == 0) return;  // answered: the oldest has completed, time stopped
+    if (!alive()) return;
+    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
+      mark_lost("the platform closed its connection");
+      return;
+    }
+  }
 }
 
 Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {

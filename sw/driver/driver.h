@@ -67,8 +67,9 @@ class Driver {
   uint64_t window_capacity() const { return window_.capacity(); }
 
   // ---- Commands.
-  // Fills in the sequence and queues the command (waiting while the queue is full). Returns the
-  // sequence, or 0 when the platform is gone.
+  // Fills in the sequence and queues the command. A full queue (its last entry is kept for a
+  // HostWaiting) is a wait for its oldest command: HostWaiting, then on once answered, as in
+  // wait(). Returns the sequence, or 0 when the platform is gone.
   uint64_t submit(uint32_t queue, device::Command command);
   // Drains the completion ring; true when `sequence` has completed (or the platform is gone).
   bool completed(uint64_t sequence);
@@ -96,7 +97,10 @@ class Driver {
   void drain();
   void mark_lost(std::string reason);
   Completion lost_completion(uint64_t sequence) const;
-  uint64_t send_host_waiting(uint64_t target);  // its sequence, 0 when the platform is gone
+  // Queues a HostWaiting naming `target` (on `queue`); its sequence, 0 when the platform is gone.
+  uint64_t send_host_waiting(uint64_t target, uint32_t queue = 0);
+  // submit() on a full queue: HostWaiting for the queue's oldest command, answered (settled).
+  void wait_for_room(uint32_t queue);
   // wait(); `settle` = also wait for the HostWaiting's completion (not for Goodbye, after which
   // the platform answers nothing more).
   Completion wait_settled(uint64_t sequence, std::chrono::milliseconds timeout, bool settle);

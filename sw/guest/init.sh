@@ -43,6 +43,11 @@ if [ -n "$run" ]; then
   while IFS= read -r command <&3; do
     [ -z "$command" ] && continue
     echo "GPUVP-BEGIN $index $command"
+    # A workload's name wins over a shell builtin of the same name (printf): run it by path.
+    first=${command%%[ 	]*}
+    if [ -x "/gpuvp/bin/workload_$first" ]; then
+      command="/gpuvp/bin/workload_$first${command#"$first"}"
+    fi
     sh -c "$command"
     code=$?
     gpuvp-guest reclaim

@@ -1,9 +1,11 @@
 // `gpuvp boot` end to end (issue 8): a Linux guest in QEMU (TCG) whose GPU is the platform runs
 // unmodified nvcc-built CUDA programs with gpuvp's libcudart over the guest transport.
-//   - co-verification: the device statistics of programs run in the guest equal, byte for byte,
-//     those of the same programs run natively against one platform (`gpuvp serve`), the
-//     bridge's host-side counters excepted (they count wall-clock meetings of host and platform);
-//     the workloads check their results against CPU references (exit non-zero on mismatch);
+//   - co-verification, every workload of sw/workloads and a program that fills the device queues:
+//     the device statistics of the programs run in the guest equal, byte for byte, those of the
+//     same programs run natively against one platform (`gpuvp serve`), the bridge's host-side
+//     counters excepted (they count wall-clock meetings of host and platform); the programs check
+//     their results against CPU references (exit non-zero on mismatch) and print in the guest what
+//     they print natively;
 //   - a guest program killed mid-kernel: the platform frees its channel and keeps serving;
 //   - QEMU killed: the platform ends cleanly (summary, statistics, non-zero exit);
 //   - the platform killed: the guest's driver notices (heartbeat) and the program gets an error.
@@ -19,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/workloads.h"  // GPUVP_WORKLOAD_LIST: every workload
 #include "tests/support/process.h"
 
 namespace gpuvp::test {
@@ -29,6 +32,7 @@ using std::chrono::seconds;
 
 const std::string kGpuvp = GPUVP_BINARY;
 const std::string kWorkloads = GPUVP_WORKLOAD_BIN_DIR;
+const std::string kRtPrograms = GPUVP_RT_PROGRAM_DIR;
 const std::string kCudartDir = GPUVP_CUDART_LIB_DIR;
 const std::string kImage = GPUVP_GUEST_TEST_IMAGE;
 constexpr auto kBootTimeout = seconds(400);
@@ -83,28 +87,92 @@ std::string serve_socket(Process& serve) {
   return out.substr(at, out.find('\n', at) - at);
 }
 
-// Workloads whose host code never waits while other work of its own is still in flight (no
-// asynchronous memset or second launch before a wait). With such outstanding work the runtime's
-// wait returns when its own command completes while the platform's HostWaiting is still open,
-// so the program's next commands reach the platform while simulated time is moving, at
-// wall-clock-dependent simulated times: the statistics of e.g. histogram, gemv, blas1 or
-// warp_reduce then differ between two NATIVE runs too (a platform/runtime issue, not the guest's).
-const std::vector<std::string> kCoVerified = {"vector_add", "bit_ops", "pathfinder"};
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// The guest console's lines of program `index` (between init's GPUVP-BEGIN and GPUVP-END).
+std::vector<std::string> guest_program_lines(const std::string& console, size_t index) {
+  const std::string begin = "GPUVP-BEGIN " + std::to_string(index) + " ";
+  const std::string end = "GPUVP-END " + std::to_string(index) + " ";
+  std::vector<std::string> lines;
+  bool inside = false;
+  for (const std::string& line : lines_of(console)) {
+    if (line.rfind(begin, 0) == 0) {
+      inside = true;
+    } else if (line.rfind(end, 0) == 0) {
+      break;
+    } else if (inside) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// Every line the program printed natively appears, in the same order, among its guest console
+// lines (which also carry its stderr, and may carry a stray kernel message).
+::testing::AssertionResult same_program_output(const std::string& name, const std::string& native_out,
+                                               const std::vector<std::string>& guest) {
+  size_t at = 0;
+  for (const std::string& line : lines_of(native_out)) {
+    while (at < guest.size() && guest[at] != line) ++at;
+    if (at == guest.size()) {
+      std::string all;
+      for (const std::string& g : guest) all += g + "\n";
+      return ::testing::AssertionFailure() << name << ": the native output line\n  " << line
+                                           << "\nis missing from (or out of order in) its guest output:\n" << all;
+    }
+    ++at;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Every workload of sw/workloads (every program the guest image ships), at its default size:
+// natively about 20 s, in the guest (one boot) about 40 s of TCG on the 2-core CI machine.
+// printf is also a shell builtin: the guest's init runs a workload's name by path (init.sh).
+#define GPUVP_WORKLOAD_NAME(name) #name,
+const std::vector<std::string> kWorkloadNames = {GPUVP_WORKLOAD_LIST(GPUVP_WORKLOAD_NAME)};
+#undef GPUVP_WORKLOAD_NAME
+
+struct CoVerified {
+  std::string name;    // as the guest runs it, and in its PASS line
+  std::string native;  // the same binary on this host
+};
+
+// The workloads, then tests/runtime's full_queues: 8 streams of 300 commands before one
+// synchronize (full device queues: the driver waits for room as a waiting host; up to 2040
+// commands outstanding), whose timing the guest's slower host must not change either.
+std::vector<CoVerified> co_verified() {
+  std::vector<CoVerified> programs;
+  for (const std::string& name : kWorkloadNames) programs.push_back({name, kWorkloads + "/workload_" + name});
+  programs.push_back({"full_queues", kRtPrograms + "/full_queues"});
+  return programs;
+}
 
 TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
   const std::string guest_stats = ::testing::TempDir() + "/guest_guest.json";
+  const std::vector<CoVerified> programs = co_verified();
+  ASSERT_GE(programs.size(), 29u);
 
   // Natively: the programs one after another against one platform.
+  std::vector<std::string> native_out;
   {
     Process serve({kGpuvp, "serve", "--stats", native_stats});
     const std::string socket = serve_socket(serve);
     ASSERT_FALSE(socket.empty()) << serve.out();
-    for (const std::string& name : kCoVerified) {
-      const ProcessResult r = run({kWorkloads + "/workload_" + name}, seconds(300),
-                                  {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
-      ASSERT_EQ(r.exit_code, 0) << name << "\n" << describe(r);
-      ASSERT_NE(r.out.find("PASS " + name), std::string::npos) << describe(r);
+    for (const CoVerified& program : programs) {
+      const ProcessResult r =
+          run({program.native}, seconds(300), {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
+      ASSERT_EQ(r.exit_code, 0) << program.name << "\n" << describe(r);
+      ASSERT_NE(r.out.find("PASS " + program.name + ":"), std::string::npos) << describe(r);
+      native_out.push_back(r.out);
     }
     ::kill(serve.pid(), SIGTERM);
     const ProcessResult done = serve.finish(seconds(60));
@@ -113,15 +181,16 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
 
   // In the guest: the same binaries, by name, in one boot.
   std::string run_list;
-  for (const std::string& name : kCoVerified) run_list += name + "; ";
+  for (const CoVerified& program : programs) run_list += program.name + "; ";
   const ProcessResult r =
       run({kGpuvp, "boot", "--image", kImage, "--guest-run", run_list, "--stats", guest_stats}, kBootTimeout);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  for (size_t i = 0; i < kCoVerified.size(); ++i) {
-    // The workloads check their results against CPU references and exit non-zero on mismatch.
-    EXPECT_NE(r.out.find("PASS " + kCoVerified[i]), std::string::npos) << describe(r);
-    EXPECT_NE(r.err.find("[" + std::to_string(i) + "] " + kCoVerified[i] + ": exit 0"), std::string::npos)
+  for (size_t i = 0; i < programs.size(); ++i) {
+    // The programs check their results against CPU references and exit non-zero on mismatch;
+    // in the guest they print what they printed natively (results, device printf output).
+    EXPECT_NE(r.err.find("[" + std::to_string(i) + "] " + programs[i].name + ": exit 0\n"), std::string::npos)
         << describe(r);
+    EXPECT_TRUE(same_program_output(programs[i].name, native_out[i], guest_program_lines(r.out, i)));
   }
   EXPECT_NE(r.err.find("gpuvp boot: boot time "), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("GPUVP-READY peer 1"), std::string::npos) << describe(r);
@@ -131,8 +200,8 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   ASSERT_FALSE(guest.empty());
   const nlohmann::json parsed = nlohmann::json::parse(guest);
   ASSERT_TRUE(parsed["run"]["groups"].contains("gpu"));  // the device model ran in the guest run
-  EXPECT_GE(parsed["kernels"].size(), kCoVerified.size());
-  EXPECT_EQ(parsed["run"]["groups"]["bridge"]["counters"]["channels_opened"]["value"], kCoVerified.size())
+  EXPECT_GE(parsed["kernels"].size(), programs.size());
+  EXPECT_EQ(parsed["run"]["groups"]["bridge"]["counters"]["channels_opened"]["value"], programs.size())
       << parsed["run"]["groups"]["bridge"].dump(2);
   EXPECT_TRUE(without_host_side(native) == without_host_side(guest))
       << "device statistics differ between the native and the guest runs (" << native_stats << " vs " << guest_stats

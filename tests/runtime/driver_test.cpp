@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "gpuvp/device.h"
 #include "sw/driver/driver.h"
@@ -251,6 +252,42 @@ TEST(Driver, MoreCommandsThanAQueueHolds) {
   ASSERT_NE(driver, nullptr);
   std::vector<uint64_t> sequences;
   for (uint64_t i = 0; i < 3 * dev::kQueueEntries; ++i) sequences.push_back(driver->submit(1, nop(i)));
+  for (uint64_t i = 0; i < sequences.size(); ++i) {
+    const Completion c = driver->wait(sequences[i]);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c.value0, i + 1);
+  }
+}
+
+// A full queue is a wait: the driver fills a queue up to its last entry, which it keeps for a
+// HostWaiting naming the queue's oldest command (simulated time moves only while the host says it
+// waits); it submits the next command once that HostWaiting is answered.
+TEST(Driver, FullQueueIsAHostWaitForItsOldestCommand) {
+  FakePlatform platform;
+  auto driver = open_driver(platform);
+  ASSERT_NE(driver, nullptr);
+  platform.pause_device(true);
+  dev::CommandQueue& queue = platform.channel(driver->channel_index()).queues[2];
+  const uint32_t head = __atomic_load_n(&queue.head.value, __ATOMIC_ACQUIRE);
+  std::vector<uint64_t> sequences;
+  for (uint32_t i = 0; i + 1 < dev::kQueueEntries; ++i) sequences.push_back(driver->submit(2, nop(i)));
+  EXPECT_EQ(__atomic_load_n(&queue.tail.value, __ATOMIC_ACQUIRE) - head, dev::kQueueEntries - 1);
+  std::atomic<uint64_t> last{0};
+  std::thread submitter([&] { last = driver->submit(2, nop(dev::kQueueEntries - 1)); });
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (__atomic_load_n(&queue.tail.value, __ATOMIC_ACQUIRE) - head < dev::kQueueEntries &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  // The kept entry now holds a HostWaiting for the first command; the new one is not queued yet.
+  const dev::Command& waiting = queue.entries[(head + dev::kQueueEntries - 1) % dev::kQueueEntries];
+  EXPECT_EQ(waiting.opcode, static_cast<uint32_t>(dev::Opcode::HostWaiting));
+  EXPECT_EQ(waiting.body.generic.c, sequences.front());
+  EXPECT_EQ(last.load(), 0u);
+  platform.pause_device(false);
+  submitter.join();
+  ASSERT_NE(last.load(), 0u);
+  sequences.push_back(last);
   for (uint64_t i = 0; i < sequences.size(); ++i) {
     const Completion c = driver->wait(sequences[i]);
     ASSERT_TRUE(c.ok());

@@ -96,6 +96,16 @@ TEST(GpuvpRun, ManagedVariables) {
   EXPECT_NE(r.out.find("PASS managed_variables"), std::string::npos) << describe(r);
 }
 
+// 8 streams of 300 commands before one synchronize: more than a device queue holds. The driver
+// waits for room as a waiting host (HostWaiting for the queue's oldest command); polling for room
+// alone hung, because simulated time moves only while the host says it waits.
+TEST(GpuvpRun, FullQueuesAreAWaitNotAHang) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/full_queues"}, seconds(120));
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS full_queues: 8 streams x 300 commands"), std::string::npos) << describe(r);
+}
+
 TEST(GpuvpRun, StatsFileIsWritten) {
   const std::string stats = ::testing::TempDir() + "/gpuvp_run_stats.json";
   std::remove(stats.c_str());
