@@ -364,27 +364,44 @@ struct Sm::Impl {
            (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
   }
 
-  // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank.
+  // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank
+  // (the first 256 words the lanes touch, in lane order; equal words broadcast). Distinct
+  // words are kept in one chain per bank, so a word is compared only with its bank's words.
   uint32_t bank_degree(uint32_t lanes) const {
+    const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
+    const bool pow2 = (banks & (banks - 1)) == 0;
     uint32_t words[256];
-    uint32_t n = 0;
-    while (lanes) {
+    uint16_t chain[256];     // next distinct word of the same bank (kEnd: none)
+    uint16_t head[64];       // first distinct word of each bank, valid where `touched`
+    constexpr uint16_t kEnd = 0xffff;
+    uint32_t per_bank[64];
+    uint64_t touched = 0;
+    uint32_t n = 0, distinct = 0, degree = 0;
+    while (lanes && n < 256) {
       const int lane = __builtin_ctz(lanes);
       lanes &= lanes - 1;
       const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(lane)];
       const uint64_t first = a.address / 4;
       const uint64_t last = (a.address + std::max<uint32_t>(a.size, 1) - 1) / 4;
-      for (uint64_t word = first; word <= last && n < 256; ++word) words[n++] = static_cast<uint32_t>(word);
-    }
-    uint32_t degree = n ? 1 : 0;
-    uint32_t per_bank[64] = {};
-    const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
-    for (uint32_t i = 0; i < n; ++i) {
-      bool seen = false;
-      for (uint32_t j = 0; j < i && !seen; ++j) seen = words[j] == words[i];
-      if (seen) continue;  // same word: broadcast
-      const uint32_t count = ++per_bank[words[i] % banks];
-      degree = std::max(degree, count);
+      for (uint64_t w = first; w <= last && n < 256; ++w, ++n) {
+        const auto word = static_cast<uint32_t>(w);
+        const uint32_t bank = pow2 ? (word & (banks - 1)) : word % banks;
+        const uint64_t bit = uint64_t{1} << bank;
+        bool seen = false;
+        if (touched & bit) {
+          for (uint32_t i = head[bank]; i != kEnd && !seen; i = chain[i]) seen = words[i] == word;
+        } else {
+          touched |= bit;
+          head[bank] = kEnd;
+          per_bank[bank] = 0;
+        }
+        if (seen) continue;  // same word: broadcast
+        words[distinct] = word;
+        chain[distinct] = head[bank];
+        head[bank] = static_cast<uint16_t>(distinct);
+        ++distinct;
+        degree = std::max(degree, ++per_bank[bank]);
+      }
     }
     return degree;
   }
