@@ -239,6 +239,8 @@ struct Sm::Impl {
   // Something that can finish a CTA happened since retire_done() last looked (an issue, a
   // load completing, a launch); otherwise only a faulted kernel makes it look again.
   bool retire_pending = true;
+  // Resident CTAs whose kernel has a memory observer (Sm::observed(), asked every stepped cycle).
+  uint32_t observed_ctas = 0;
   PayloadPool pool;
   ptx::StepResult step;
   // Effects of this SM's parallel phase on each kernel it runs, committed in its serial phase.
@@ -458,12 +460,23 @@ struct Sm::Impl {
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
       uint32_t shared = 0, global = 0, other = 0;
-      for (uint32_t m = step.access_mask; m; m &= m - 1) {
-        const int lane = __builtin_ctz(m);
-        const auto space = step.accesses[static_cast<size_t>(lane)].space;
-        if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
-        else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
-        else other |= 1u << lane;
+      // A step that did not fault resolves every lane of a declared space to that space (global
+      // to global, shared to shared, local/const/param to themselves); generic lanes may differ.
+      switch (info.space) {
+        case InstructionInfo::Space::kGlobal: global = step.access_mask; break;
+        case InstructionInfo::Space::kShared: shared = step.access_mask; break;
+        case InstructionInfo::Space::kLocal:
+        case InstructionInfo::Space::kConst:
+        case InstructionInfo::Space::kParam: other = step.access_mask; break;
+        default:
+          for (uint32_t m = step.access_mask; m; m &= m - 1) {
+            const int lane = __builtin_ctz(m);
+            const auto space = step.accesses[static_cast<size_t>(lane)].space;
+            if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
+            else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
+            else other |= 1u << lane;
+          }
+          break;
       }
       ready = 0;
       if (other) ready = c + params.l1_hit_latency;  // param/const/local: no traffic modelled
@@ -769,6 +782,7 @@ struct Sm::Impl {
       }
       cta.run->retire_cta(cta.slot);
       cta.used = false;
+      if (cta.run->observed()) --observed_ctas;
       ++ctas_completed;
       if (owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
     }
@@ -968,6 +982,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   cta.kernel_id = kernel_id;
   cta.linear = linear;
   cta.slot = run.start_cta(linear);
+  if (run.observed()) ++s.observed_ctas;
   cta.start_cycle = s.clock.cycle_at(sc_core::sc_time_stamp()) + 1;
   cta.warp_slots.clear();
   uint32_t slot = 0;
@@ -1011,12 +1026,7 @@ void Sm::account_skipped(uint64_t n) { impl_->account_skipped(n); }
 
 bool Sm::idle() const { return impl_->idle(); }
 
-bool Sm::observed() const {
-  for (const auto& cta : impl_->ctas) {
-    if (cta.used && cta.run->observed()) return true;
-  }
-  return false;
-}
+bool Sm::observed() const { return impl_->observed_ctas != 0; }
 
 void Sm::thread() {
   if (stepper_ != nullptr) return;  // stepped by the GpuCore's SmStepper
