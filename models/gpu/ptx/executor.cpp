@@ -932,20 +932,68 @@ class LaunchRun {
   // the plain space goes through load_bytes (same checks, same faults, same order).
   template <uint32_t kBytes, bool kGlobal>
   void load_direct(Context& c, const Instruction& inst, uint64_t* d, uint32_t mask) {
+    using Unsigned = std::conditional_t<kBytes == 1, uint8_t, std::conditional_t<kBytes == 2, uint16_t,
+                     std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+    using Signed = std::make_signed_t<Unsigned>;
     const Operand& address = inst.operands[1];
     StepResult* const capture = tls_step.capture;
-    const uint64_t* const base_row = address.memory_base == ir::MemoryBase::kRegister ? row(c, address.index) : nullptr;
-    const uint64_t displacement = static_cast<uint64_t>(address.value);
     const std::vector<uint8_t>& shared = tls_step.cta->shared;
     const uint8_t* const shared_data = shared.data();
     const uint64_t shared_size = shared.size();
     const Type type = inst.type;
+    auto is_plain = [&](uint64_t base) {
+      return kGlobal ? ((base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes))
+                     : ((base & (kBytes - 1)) == 0 && base < shared_size && shared_size - base >= kBytes);
+    };
+    // Every lane's address first (a lane's load never changes another lane's address register).
+    uint64_t bases[kWarpSize];
+    uint32_t plain = 0;
+    if (address.memory_base == ir::MemoryBase::kRegister) {
+      const uint64_t* const base_row = row(c, address.index);
+      const uint64_t displacement = static_cast<uint64_t>(address.value);
+      for_lanes(mask, [&](int lane) {
+        const uint64_t base = base_row[lane] + displacement;
+        bases[lane] = base;
+        plain |= static_cast<uint32_t>(is_plain(base)) << lane;
+      });
+    } else {
+      for_lanes(mask, [&](int lane) {
+        const uint64_t base = operand_address(c, address, lane);
+        bases[lane] = base;
+        plain |= static_cast<uint32_t>(is_plain(base)) << lane;
+      });
+    }
+    if (!kGlobal && plain == mask) {
+      // Every lane plainly inside shared memory: no fault possible, so records, reads and the
+      // extension run as separate tight loops.
+      if (capture != nullptr) {
+        for_lanes(mask, [&](int lane) {
+          LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
+          a.space = MemoryAccess::Space::kShared;
+          a.address = bases[lane];
+          a.size = kBytes;
+        });
+        capture->access_mask |= mask;
+      }
+      if (ir::is_signed(type)) {
+        for_lanes(mask, [&](int lane) {
+          Unsigned v;
+          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          d[lane] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)));
+        });
+      } else {
+        for_lanes(mask, [&](int lane) {
+          Unsigned v;
+          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          d[lane] = v;
+        });
+      }
+      return;
+    }
     for_lanes(mask, [&](int lane) {
-      const uint64_t base = base_row != nullptr ? base_row[lane] + displacement : operand_address(c, address, lane);
+      const uint64_t base = bases[lane];
       uint64_t value = 0;
-      const bool plain = kGlobal ? ((base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes))
-                                 : ((base & (kBytes - 1)) == 0 && base < shared_size && shared_size - base >= kBytes);
-      if (!plain) {
+      if (!((plain >> lane) & 1)) {
         load_bytes(c.warp, lane, inst.space, base, &value, kBytes, "load");
       } else {
         if (capture != nullptr) {

@@ -372,6 +372,31 @@ struct Sm::Impl {
   uint32_t bank_degree(uint32_t lanes) const {
     const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
     const bool pow2 = (banks & (banks - 1)) == 0;
+    if (pow2) {
+      // Usual case: every lane touches one word and no bank holds two distinct words (conflict
+      // free or broadcast): degree 1, known after one pass; anything else takes the full count.
+      uint32_t bank_word[64];
+      uint64_t touched = 0;
+      bool simple = true;
+      for (uint32_t m = lanes; m && simple; m &= m - 1) {
+        const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(m))];
+        const uint64_t first = a.address / 4;
+        if ((a.address + std::max<uint32_t>(a.size, 1) - 1) / 4 != first) {
+          simple = false;
+          break;
+        }
+        const auto word = static_cast<uint32_t>(first);
+        const uint32_t bank = word & (banks - 1);
+        const uint64_t bit = uint64_t{1} << bank;
+        if (!(touched & bit)) {
+          touched |= bit;
+          bank_word[bank] = word;
+        } else if (bank_word[bank] != word) {
+          simple = false;
+        }
+      }
+      if (simple) return lanes != 0 ? 1 : 0;
+    }
     uint32_t words[256];
     uint16_t chain[256];     // next distinct word of the same bank (kEnd: none)
     uint16_t head[64];       // first distinct word of each bank, valid where `touched`
