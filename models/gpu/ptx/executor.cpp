@@ -967,12 +967,8 @@ class LaunchRun {
       // Every lane plainly inside shared memory: no fault possible, so records, reads and the
       // extension run as separate tight loops.
       if (capture != nullptr) {
-        for_lanes(mask, [&](int lane) {
-          LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
-          a.space = MemoryAccess::Space::kShared;
-          a.address = bases[lane];
-          a.size = kBytes;
-        });
+        LaneAccess* const accesses = capture->accesses.data();
+        for_lanes(mask, [&](int lane) { accesses[lane] = LaneAccess{bases[lane], kBytes, MemoryAccess::Space::kShared}; });
         capture->access_mask |= mask;
       }
       if (ir::is_signed(type)) {

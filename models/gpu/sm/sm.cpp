@@ -366,37 +366,36 @@ struct Sm::Impl {
            (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
   }
 
+  // Usual case of bank_degree (power-of-two banks): every lane touches one 4-byte word and no
+  // bank sees two distinct words (conflict free or broadcast), i.e. the degree is 1.
+  bool simple_degree(uint32_t lanes, uint32_t bank_mask) const {
+    const ptx::LaneAccess* const accesses = step.accesses.data();
+    uint32_t bank_word[64];
+    uint64_t touched = 0;
+    for (uint32_t m = lanes; m; m &= m - 1) {
+      const ptx::LaneAccess& a = accesses[__builtin_ctz(m)];
+      const uint64_t address = a.address;
+      if ((address & 3) + a.size > 4) return false;  // more than one word (size 0 counts as 1 byte)
+      const auto word = static_cast<uint32_t>(address >> 2);
+      const uint32_t bank = word & bank_mask;
+      const uint64_t bit = uint64_t{1} << bank;
+      if (touched & bit) {
+        if (bank_word[bank] != word) return false;
+      } else {
+        touched |= bit;
+        bank_word[bank] = word;
+      }
+    }
+    return true;
+  }
+
   // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank
   // (the first 256 words the lanes touch, in lane order; equal words broadcast). Distinct
   // words are kept in one chain per bank, so a word is compared only with its bank's words.
   uint32_t bank_degree(uint32_t lanes) const {
     const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
     const bool pow2 = (banks & (banks - 1)) == 0;
-    if (pow2) {
-      // Usual case: every lane touches one word and no bank holds two distinct words (conflict
-      // free or broadcast): degree 1, known after one pass; anything else takes the full count.
-      uint32_t bank_word[64];
-      uint64_t touched = 0;
-      bool simple = true;
-      for (uint32_t m = lanes; m && simple; m &= m - 1) {
-        const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(m))];
-        const uint64_t first = a.address / 4;
-        if ((a.address + std::max<uint32_t>(a.size, 1) - 1) / 4 != first) {
-          simple = false;
-          break;
-        }
-        const auto word = static_cast<uint32_t>(first);
-        const uint32_t bank = word & (banks - 1);
-        const uint64_t bit = uint64_t{1} << bank;
-        if (!(touched & bit)) {
-          touched |= bit;
-          bank_word[bank] = word;
-        } else if (bank_word[bank] != word) {
-          simple = false;
-        }
-      }
-      if (simple) return lanes != 0 ? 1 : 0;
-    }
+    if (pow2 && simple_degree(lanes, banks - 1)) return lanes != 0 ? 1 : 0;
     uint32_t words[256];
     uint16_t chain[256];     // next distinct word of the same bank (kEnd: none)
     uint16_t head[64];       // first distinct word of each bank, valid where `touched`
