@@ -172,6 +172,10 @@ struct Sm::Impl {
     parked.assign(max_warps, 0);
     live.assign(subcores, 0);
     unparked.assign(subcores, 0);
+    bits_ok = (max_warps + subcores - 1) / subcores <= 64;
+    position.assign(max_warps, 0);
+    live_bits.assign(subcores, 0);
+    unparked_bits.assign(subcores, 0);
     const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
     sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
@@ -236,6 +240,11 @@ struct Sm::Impl {
   // Per sub-core, over resident warps: live = not exited, unparked = parked byte 0. With no
   // unparked warp the scan's outcome is known without walking the order (see tick).
   std::vector<uint32_t> live, unparked;
+  // The same per position in order[k] (bit i: order[k][i]), when a sub-core holds at most 64
+  // warp slots (bits_ok): the GTO scan visits only unparked warps (ready bitmask per sub-core).
+  bool bits_ok = false;
+  std::vector<uint32_t> position;                // per warp slot: its index in its order[k]
+  std::vector<uint64_t> live_bits, unparked_bits;  // per sub-core
   // Something that can finish a CTA happened since retire_done() last looked (an issue, a
   // load completing, a launch); otherwise only a faulted kernel makes it look again.
   bool retire_pending = true;
@@ -311,6 +320,11 @@ struct Sm::Impl {
     } else {
       live[k] -= l;
       unparked[k] -= u;
+    }
+    if (bits_ok) {
+      const uint64_t bit = uint64_t{1} << position[slot];
+      live_bits[k] = add && l ? live_bits[k] | bit : live_bits[k] & ~bit;
+      unparked_bits[k] = add && u ? unparked_bits[k] | bit : unparked_bits[k] & ~bit;
     }
   }
   void set_parked(uint32_t slot, uint8_t flags) {  // a resident warp's
@@ -800,7 +814,16 @@ struct Sm::Impl {
         warps[ws].used = false;
         count_parked(ws, false);
         auto& o = order[ws % subcores];
-        o.erase(std::find(o.begin(), o.end(), ws));
+        const auto at = std::find(o.begin(), o.end(), ws);
+        const auto p = static_cast<uint32_t>(at - o.begin());
+        o.erase(at);
+        if (bits_ok) {  // later positions move down by one
+          const uint32_t k = ws % subcores;
+          const uint64_t below = (uint64_t{1} << p) - 1;
+          live_bits[k] = (live_bits[k] & below) | ((live_bits[k] >> 1) & ~below);
+          unparked_bits[k] = (unparked_bits[k] & below) | ((unparked_bits[k] >> 1) & ~below);
+          for (uint32_t i = p; i < o.size(); ++i) position[o[i]] = i;
+        }
         if (last_issued[ws % subcores] == ws) last_issued[ws % subcores] = kNone;
         --resident_warps;
       }
@@ -853,8 +876,23 @@ struct Sm::Impl {
       } else if (params.scheduler == WarpSchedulerPolicy::kGto) {
         const uint32_t last = last_issued[k];
         if (last == kNone || !consider(last)) {
-          for (uint32_t slot : o) {
-            if (slot != last && consider(slot)) break;
+          if (bits_ok) {
+            // The walk below without visiting parked warps: only the first live warp's reason
+            // matters when it is parked (kStallMemory); unparked warps in order get check().
+            const uint64_t skip = last != kNone ? uint64_t{1} << position[last] : 0;
+            uint64_t candidates = unparked_bits[k] & ~skip;
+            const uint64_t alive = live_bits[k] & ~skip;
+            if (first && alive != 0 && (alive & (~alive + 1)) != (candidates & (~candidates + 1))) {
+              first_reason = kStallMemory;
+              first = false;
+            }
+            for (; candidates; candidates &= candidates - 1) {
+              if (consider(o[static_cast<uint32_t>(__builtin_ctzll(candidates))])) break;
+            }
+          } else {
+            for (uint32_t slot : o) {
+              if (slot != last && consider(slot)) break;
+            }
           }
         }
       } else {
@@ -1021,6 +1059,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.outstanding = 0;
     ws.memory_wait = false;
     s.parked[slot] = 0;
+    s.position[slot] = static_cast<uint32_t>(s.order[slot % s.subcores].size());
     s.count_parked(slot, true);
     ws.scoreboard_until = 0;
     ws.next = nullptr;
