@@ -986,6 +986,10 @@ class LaunchRun {
       }
       return;
     }
+    // Global lanes read through the memory's page window when it offers one (one lookup per
+    // page the warp touches), else through read().
+    uint64_t window = ~uint64_t{0};
+    const uint8_t* page = nullptr;
     for_lanes(mask, [&](int lane) {
       const uint64_t base = bases[lane];
       uint64_t value = 0;
@@ -1000,7 +1004,14 @@ class LaunchRun {
           capture->access_mask |= 1u << lane;
         }
         if constexpr (kGlobal) {
-          if (!global_.read(base, &value, kBytes)) {
+          const uint64_t start = base & ~(MemoryInterface::kDirectPageBytes - 1);
+          if (start != window) {
+            window = start;
+            page = global_.direct_page(base);
+          }
+          if (page != nullptr) {
+            std::memcpy(&value, page + (base - start), kBytes);
+          } else if (!global_.read(base, &value, kBytes)) {
             fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                   std::string("illegal address ") + hex(base) + " (global load, " + std::to_string(kBytes) + " bytes)");
           }
@@ -1090,6 +1101,8 @@ class LaunchRun {
     std::vector<uint8_t>& shared = tls_step.cta->shared;
     uint8_t* const shared_data = shared.data();
     const uint64_t shared_size = shared.size();
+    uint64_t window = ~uint64_t{0};  // the page window of the last global lane (see load_direct)
+    uint8_t* page = nullptr;
     for_lanes(mask, [&](int lane) {
       const uint64_t base = base_row != nullptr ? base_row[lane] + displacement : operand_address(c, address, lane);
       const uint64_t value = source[lane];
@@ -1107,9 +1120,14 @@ class LaunchRun {
         capture->access_mask |= 1u << lane;
       }
       if constexpr (kGlobal) {
+        const uint64_t start = base & ~(MemoryInterface::kDirectPageBytes - 1);
+        if (start != window) {
+          window = start;
+          page = global_.direct_page(base);
+        }
         if (stage != nullptr) {
           uint8_t probe[kBytes];
-          if (!global_.read(base, probe, kBytes)) {
+          if (page == nullptr && !global_.read(base, probe, kBytes)) {
             fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                   std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
           }
@@ -1117,6 +1135,8 @@ class LaunchRun {
           const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
           stage->bytes.insert(stage->bytes.end(), bytes, bytes + kBytes);
           stage->stores.push_back(StepStage::Store{base, offset, kBytes});
+        } else if (page != nullptr) {
+          std::memcpy(page + (base - start), &value, kBytes);
         } else if (!global_.write(base, &value, kBytes)) {
           fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                 std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
