@@ -60,6 +60,14 @@ inline uint32_t key_depth(uint64_t key) { return kMaxCallDepth - static_cast<uin
 inline uint32_t key_function(uint64_t key) { return static_cast<uint32_t>((key >> 28) & 0xfffff); }
 inline uint32_t key_pc(uint64_t key) { return static_cast<uint32_t>(key & 0xfffffff); }
 
+// Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
+// becomes __popcountdi2).
+inline uint32_t popcount32(uint32_t v) {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 // A kernel fault; caught by launch() and turned into a LaunchResult.
 struct KernelFault {
   LaunchStatus status;
@@ -1644,11 +1652,11 @@ void LaunchRun::step(Warp& warp) {
   uint64_t counted = 0;  // warp instructions so far, as this step sees them
   if (StepStage* stage = tls_step.stage) {
     ++stage->warp_instructions;
-    stage->thread_instructions += static_cast<uint64_t>(__builtin_popcount(active));
+    stage->thread_instructions += static_cast<uint64_t>(popcount32(active));
     counted = warp_instructions_ + stage->warp_instructions;
   } else {
     ++warp_instructions_;
-    thread_instructions_ += static_cast<uint64_t>(__builtin_popcount(active));
+    thread_instructions_ += static_cast<uint64_t>(popcount32(active));
     counted = warp_instructions_;
   }
   ++warp.issued;

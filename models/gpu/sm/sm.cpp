@@ -18,6 +18,14 @@ constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kMaxLines = 32;  // a warp instruction touches at most 32 lines (aligned accesses)
 
+// Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
+// becomes __popcountdi2).
+inline uint32_t popcount32(uint32_t v) {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallCount };
 
 struct WarpSlot {
@@ -493,7 +501,7 @@ struct Sm::Impl {
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
     ++warp_instructions;
-    thread_instructions.add(static_cast<uint64_t>(__builtin_popcount(step.active_mask)));
+    thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
@@ -671,9 +679,9 @@ struct Sm::Impl {
           ++rec.pending;
         }
         if (l != nullptr && hit) l->last_use = ++l1_clock;
-        l1_sector_accesses.add(static_cast<uint64_t>(__builtin_popcount(mask)));
-        l1_sector_hits.add(static_cast<uint64_t>(__builtin_popcount(hit)));
-        l1_sector_misses.add(static_cast<uint64_t>(__builtin_popcount(miss)));
+        l1_sector_accesses.add(static_cast<uint64_t>(popcount32(mask)));
+        l1_sector_hits.add(static_cast<uint64_t>(popcount32(hit)));
+        l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
         push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
@@ -720,7 +728,7 @@ struct Sm::Impl {
     ext->kind = o.kind;
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
     ++line_requests;
-    sector_requests.add(static_cast<uint64_t>(__builtin_popcount(o.mask)));
+    sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
     if (o.kind == AccessKind::Store) ++store_requests;
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
