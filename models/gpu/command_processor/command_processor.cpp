@@ -46,6 +46,7 @@ class LaunchMemory final : public ptx::MemoryInterface {
   bool write(uint64_t address, const void* source, uint64_t size) override {
     return !is_cancelled() && memory_.write(address, source, size);
   }
+  uint8_t* direct_page(uint64_t address) override { return is_cancelled() ? nullptr : memory_.direct_page(address); }
   bool is_cancelled() const { return cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed); }
 
  private:

@@ -60,6 +60,14 @@ inline uint32_t key_depth(uint64_t key) { return kMaxCallDepth - static_cast<uin
 inline uint32_t key_function(uint64_t key) { return static_cast<uint32_t>((key >> 28) & 0xfffff); }
 inline uint32_t key_pc(uint64_t key) { return static_cast<uint32_t>(key & 0xfffffff); }
 
+// Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
+// becomes __popcountdi2).
+inline uint32_t popcount32(uint32_t v) {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 // A kernel fault; caught by launch() and turned into a LaunchResult.
 struct KernelFault {
   LaunchStatus status;
@@ -926,17 +934,122 @@ class LaunchRun {
     }
   }
 
+  // The direct per-lane path of exec_load for scalar kBytes loads from .global (kGlobal) or
+  // .shared: the address from its register row, the capture record written in place (what
+  // record() writes for these spaces), fixed-size copies; a misaligned lane or one outside
+  // the plain space goes through load_bytes (same checks, same faults, same order).
+  template <uint32_t kBytes, bool kGlobal>
+  void load_direct(Context& c, const Instruction& inst, uint64_t* d, uint32_t mask) {
+    using Unsigned = std::conditional_t<kBytes == 1, uint8_t, std::conditional_t<kBytes == 2, uint16_t,
+                     std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+    using Signed = std::make_signed_t<Unsigned>;
+    const Operand& address = inst.operands[1];
+    StepResult* const capture = tls_step.capture;
+    const std::vector<uint8_t>& shared = tls_step.cta->shared;
+    const uint8_t* const shared_data = shared.data();
+    const uint64_t shared_size = shared.size();
+    const Type type = inst.type;
+    auto is_plain = [&](uint64_t base) {
+      return kGlobal ? ((base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes))
+                     : ((base & (kBytes - 1)) == 0 && base < shared_size && shared_size - base >= kBytes);
+    };
+    // Every lane's address first (a lane's load never changes another lane's address register).
+    uint64_t bases[kWarpSize];
+    uint32_t plain = 0;
+    if (address.memory_base == ir::MemoryBase::kRegister) {
+      const uint64_t* const base_row = row(c, address.index);
+      const uint64_t displacement = static_cast<uint64_t>(address.value);
+      for_lanes(mask, [&](int lane) {
+        const uint64_t base = base_row[lane] + displacement;
+        bases[lane] = base;
+        plain |= static_cast<uint32_t>(is_plain(base)) << lane;
+      });
+    } else {
+      for_lanes(mask, [&](int lane) {
+        const uint64_t base = operand_address(c, address, lane);
+        bases[lane] = base;
+        plain |= static_cast<uint32_t>(is_plain(base)) << lane;
+      });
+    }
+    if (!kGlobal && plain == mask) {
+      // Every lane plainly inside shared memory: no fault possible, so records, reads and the
+      // extension run as separate tight loops.
+      if (capture != nullptr) {
+        LaneAccess* const accesses = capture->accesses.data();
+        for_lanes(mask, [&](int lane) { accesses[lane] = LaneAccess{bases[lane], kBytes, MemoryAccess::Space::kShared}; });
+        capture->access_mask |= mask;
+      }
+      if (ir::is_signed(type)) {
+        for_lanes(mask, [&](int lane) {
+          Unsigned v;
+          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          d[lane] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)));
+        });
+      } else {
+        for_lanes(mask, [&](int lane) {
+          Unsigned v;
+          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          d[lane] = v;
+        });
+      }
+      return;
+    }
+    // Global lanes read through the memory's page window when it offers one (one lookup per
+    // page the warp touches), else through read().
+    uint64_t window = ~uint64_t{0};
+    const uint8_t* page = nullptr;
+    for_lanes(mask, [&](int lane) {
+      const uint64_t base = bases[lane];
+      uint64_t value = 0;
+      if (!((plain >> lane) & 1)) {
+        load_bytes(c.warp, lane, inst.space, base, &value, kBytes, "load");
+      } else {
+        if (capture != nullptr) {
+          LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
+          a.space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
+          a.address = base;
+          a.size = kBytes;
+          capture->access_mask |= 1u << lane;
+        }
+        if constexpr (kGlobal) {
+          const uint64_t start = base & ~(MemoryInterface::kDirectPageBytes - 1);
+          if (start != window) {
+            window = start;
+            page = global_.direct_page(base);
+          }
+          if (page != nullptr) {
+            std::memcpy(&value, page + (base - start), kBytes);
+          } else if (!global_.read(base, &value, kBytes)) {
+            fault(c.warp, lane, LaunchStatus::kIllegalAddress,
+                  std::string("illegal address ") + hex(base) + " (global load, " + std::to_string(kBytes) + " bytes)");
+          }
+        } else {
+          std::memcpy(&value, shared_data + base, kBytes);
+        }
+      }
+      d[lane] = extend_loaded(value, type);
+    });
+  }
+
   void exec_load(Context& c, const Instruction& inst, uint32_t mask) {
     const uint32_t element = static_cast<uint32_t>(ir::type_bytes(inst.type));
     const uint32_t width = inst.vector_width;
     const Operand& data = inst.operands[0];
     const Operand& address = inst.operands[1];
     if (element > 8) fault(c.warp, __builtin_ctz(mask ? mask : 1), LaunchStatus::kInvalidInstruction, "128-bit loads are not supported");
-    // Kernel parameters are the same for every lane: read once, broadcast.
+    // Kernel parameters are the same for every lane: read once (load_bytes for the first lane:
+    // checks, fault, capture record), broadcast; the other lanes get the same capture record
+    // as load_bytes would write (param space, offset in the buffer).
     if (width == 1 && address.memory_base == ir::MemoryBase::kSymbol && address.symbol_kind == ir::SymbolKind::kKernelParam &&
-        data.kind == OperandKind::kRegister && !options_.memory_observer && tls_step.capture == nullptr) {
+        data.kind == OperandKind::kRegister && !options_.memory_observer && mask != 0) {
       uint64_t value = 0;
-      load_bytes(c.warp, __builtin_ctz(mask), inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
+      const int first = __builtin_ctz(mask);
+      load_bytes(c.warp, first, inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
+      if (StepResult* const capture = tls_step.capture) {
+        const LaneAccess& record = capture->accesses[static_cast<size_t>(first)];
+        for_lanes(mask & (mask - 1), [&](int lane) { capture->accesses[static_cast<size_t>(lane)] = record; });
+        capture->access_mask |= mask;
+      }
       value = extend_loaded(value, inst.type);
       uint64_t* d = row(c, data.index);
       for_lanes(mask, [&](int lane) { d[lane] = value; });
@@ -949,32 +1062,13 @@ class LaunchRun {
         (inst.space == ir::Space::kGlobal || inst.space == ir::Space::kShared)) {
       uint64_t* d = row(c, data.index);
       const bool global = inst.space == ir::Space::kGlobal;
-      const uint64_t misaligned = element - 1;
-      for_lanes(mask, [&](int lane) {
-        const uint64_t base = operand_address(c, address, lane);
-        uint64_t value = 0;
-        if (global) {
-          if ((base & misaligned) != 0 || (base >= kSharedWindow && base < kParamWindow + kWindowBytes)) {
-            load_bytes(c.warp, lane, inst.space, base, &value, element, "load");
-          } else {
-            if (tls_step.capture != nullptr) record(lane, inst.space, base, element, true);
-            if (!global_.read(base, &value, element)) {
-              fault(c.warp, lane, LaunchStatus::kIllegalAddress,
-                    std::string("illegal address ") + hex(base) + " (global load, " + std::to_string(element) + " bytes)");
-            }
-          }
-        } else {
-          const auto& shared = tls_step.cta->shared;
-          if ((base & misaligned) != 0 || base >= shared.size() || shared.size() - base < element) {
-            load_bytes(c.warp, lane, inst.space, base, &value, element, "load");
-          } else {
-            if (tls_step.capture != nullptr) record(lane, inst.space, base, element, false);
-            std::memcpy(&value, shared.data() + base, element);
-          }
-        }
-        d[lane] = extend_loaded(value, inst.type);
-      });
-      return;
+      switch (element) {
+        case 1: global ? load_direct<1, true>(c, inst, d, mask) : load_direct<1, false>(c, inst, d, mask); return;
+        case 2: global ? load_direct<2, true>(c, inst, d, mask) : load_direct<2, false>(c, inst, d, mask); return;
+        case 4: global ? load_direct<4, true>(c, inst, d, mask) : load_direct<4, false>(c, inst, d, mask); return;
+        case 8: global ? load_direct<8, true>(c, inst, d, mask) : load_direct<8, false>(c, inst, d, mask); return;
+        default: break;
+      }
     }
     for_lanes(mask, [&](int lane) {
       const uint64_t base = operand_address(c, address, lane);
@@ -1001,6 +1095,66 @@ class LaunchRun {
     });
   }
 
+  // The direct per-lane path of exec_store for scalar kBytes stores to .global (kGlobal) or
+  // .shared, like load_direct: what store_bytes does for a plain aligned lane (capture record,
+  // shared write, or global write / staged store with the same probe), other lanes through
+  // store_bytes.
+  template <uint32_t kBytes, bool kGlobal>
+  void store_direct(Context& c, const Instruction& inst, const uint64_t* source, uint32_t mask) {
+    const Operand& address = inst.operands[0];
+    StepResult* const capture = tls_step.capture;
+    StepStage* const stage = tls_step.stage;
+    const uint64_t* const base_row = address.memory_base == ir::MemoryBase::kRegister ? row(c, address.index) : nullptr;
+    const uint64_t displacement = static_cast<uint64_t>(address.value);
+    std::vector<uint8_t>& shared = tls_step.cta->shared;
+    uint8_t* const shared_data = shared.data();
+    const uint64_t shared_size = shared.size();
+    uint64_t window = ~uint64_t{0};  // the page window of the last global lane (see load_direct)
+    uint8_t* page = nullptr;
+    for_lanes(mask, [&](int lane) {
+      const uint64_t base = base_row != nullptr ? base_row[lane] + displacement : operand_address(c, address, lane);
+      const uint64_t value = source[lane];
+      const bool plain = kGlobal ? ((base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes))
+                                 : ((base & (kBytes - 1)) == 0 && base < shared_size && shared_size - base >= kBytes);
+      if (!plain) {
+        store_bytes(c.warp, lane, inst.space, base, &value, kBytes, "store");
+        return;
+      }
+      if (capture != nullptr) {
+        LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
+        a.space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
+        a.address = base;
+        a.size = kBytes;
+        capture->access_mask |= 1u << lane;
+      }
+      if constexpr (kGlobal) {
+        const uint64_t start = base & ~(MemoryInterface::kDirectPageBytes - 1);
+        if (start != window) {
+          window = start;
+          page = global_.direct_page(base);
+        }
+        if (stage != nullptr) {
+          uint8_t probe[kBytes];
+          if (page == nullptr && !global_.read(base, probe, kBytes)) {
+            fault(c.warp, lane, LaunchStatus::kIllegalAddress,
+                  std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
+          }
+          const auto offset = static_cast<uint32_t>(stage->bytes.size());
+          const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+          stage->bytes.insert(stage->bytes.end(), bytes, bytes + kBytes);
+          stage->stores.push_back(StepStage::Store{base, offset, kBytes});
+        } else if (page != nullptr) {
+          std::memcpy(page + (base - start), &value, kBytes);
+        } else if (!global_.write(base, &value, kBytes)) {
+          fault(c.warp, lane, LaunchStatus::kIllegalAddress,
+                std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
+        }
+      } else {
+        std::memcpy(shared_data + base, &value, kBytes);
+      }
+    });
+  }
+
   void exec_store(Context& c, const Instruction& inst, uint32_t mask) {
     const uint32_t element = static_cast<uint32_t>(ir::type_bytes(inst.type));
     const uint32_t width = inst.vector_width;
@@ -1017,6 +1171,17 @@ class LaunchRun {
           // Up to four scratch rows; wider immediates vectors are not emitted by nvcc.
           fault(c.warp, 0, LaunchStatus::kInvalidInstruction, "vector store with more than four constant elements");
         }
+      }
+    }
+    // Scalar global/shared stores without an observer: the direct path, as for loads.
+    if (width == 1 && !options_.memory_observer && (inst.space == ir::Space::kGlobal || inst.space == ir::Space::kShared)) {
+      const bool global = inst.space == ir::Space::kGlobal;
+      switch (element) {
+        case 1: global ? store_direct<1, true>(c, inst, sources[0], mask) : store_direct<1, false>(c, inst, sources[0], mask); return;
+        case 2: global ? store_direct<2, true>(c, inst, sources[0], mask) : store_direct<2, false>(c, inst, sources[0], mask); return;
+        case 4: global ? store_direct<4, true>(c, inst, sources[0], mask) : store_direct<4, false>(c, inst, sources[0], mask); return;
+        case 8: global ? store_direct<8, true>(c, inst, sources[0], mask) : store_direct<8, false>(c, inst, sources[0], mask); return;
+        default: break;
       }
     }
     for_lanes(mask, [&](int lane) {
@@ -1487,11 +1652,11 @@ void LaunchRun::step(Warp& warp) {
   uint64_t counted = 0;  // warp instructions so far, as this step sees them
   if (StepStage* stage = tls_step.stage) {
     ++stage->warp_instructions;
-    stage->thread_instructions += static_cast<uint64_t>(__builtin_popcount(active));
+    stage->thread_instructions += static_cast<uint64_t>(popcount32(active));
     counted = warp_instructions_ + stage->warp_instructions;
   } else {
     ++warp_instructions_;
-    thread_instructions_ += static_cast<uint64_t>(__builtin_popcount(active));
+    thread_instructions_ += static_cast<uint64_t>(popcount32(active));
     counted = warp_instructions_;
   }
   ++warp.issued;

@@ -23,6 +23,11 @@ class MemoryInterface {
   virtual ~MemoryInterface() = default;
   virtual bool read(uint64_t address, void* destination, uint64_t size) = 0;
   virtual bool write(uint64_t address, const void* source, uint64_t size) = 0;
+  // Host bytes of the mapped page-sized window [address & ~(kDirectPageBytes - 1), + kDirectPageBytes)
+  // holding `address`, for the executor's per-lane fast paths (an aligned access of at most 8
+  // bytes never crosses it); nullptr: use read()/write() (unmapped, or not offered).
+  static constexpr uint64_t kDirectPageBytes = 4096;
+  virtual uint8_t* direct_page(uint64_t address) { (void)address; return nullptr; }
 };
 
 // Thrown by the host-side helpers of DeviceMemory for unmapped addresses.
@@ -54,6 +59,8 @@ class DeviceMemory final : public MemoryInterface {
 
   bool read(uint64_t address, void* destination, uint64_t size) override;
   bool write(uint64_t address, const void* source, uint64_t size) override;
+  uint8_t* direct_page(uint64_t address) override { return find_page(address / kPageBytes); }
+  static_assert(kPageBytes == kDirectPageBytes, "direct_page windows are this memory's pages");
 
   // Host-side copies (cudaMemcpy); throw IllegalHostAccess naming the address.
   void copy_to_device(uint64_t address, const void* source, uint64_t size);

@@ -18,6 +18,14 @@ constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kMaxLines = 32;  // a warp instruction touches at most 32 lines (aligned accesses)
 
+// Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
+// becomes __popcountdi2).
+inline uint32_t popcount32(uint32_t v) {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallCount };
 
 struct WarpSlot {
@@ -172,6 +180,10 @@ struct Sm::Impl {
     parked.assign(max_warps, 0);
     live.assign(subcores, 0);
     unparked.assign(subcores, 0);
+    bits_ok = (max_warps + subcores - 1) / subcores <= 64;
+    position.assign(max_warps, 0);
+    live_bits.assign(subcores, 0);
+    unparked_bits.assign(subcores, 0);
     const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
     sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
@@ -236,9 +248,16 @@ struct Sm::Impl {
   // Per sub-core, over resident warps: live = not exited, unparked = parked byte 0. With no
   // unparked warp the scan's outcome is known without walking the order (see tick).
   std::vector<uint32_t> live, unparked;
+  // The same per position in order[k] (bit i: order[k][i]), when a sub-core holds at most 64
+  // warp slots (bits_ok): the GTO scan visits only unparked warps (ready bitmask per sub-core).
+  bool bits_ok = false;
+  std::vector<uint32_t> position;                // per warp slot: its index in its order[k]
+  std::vector<uint64_t> live_bits, unparked_bits;  // per sub-core
   // Something that can finish a CTA happened since retire_done() last looked (an issue, a
   // load completing, a launch); otherwise only a faulted kernel makes it look again.
   bool retire_pending = true;
+  // Resident CTAs whose kernel has a memory observer (Sm::observed(), asked every stepped cycle).
+  uint32_t observed_ctas = 0;
   PayloadPool pool;
   ptx::StepResult step;
   // Effects of this SM's parallel phase on each kernel it runs, committed in its serial phase.
@@ -310,6 +329,11 @@ struct Sm::Impl {
       live[k] -= l;
       unparked[k] -= u;
     }
+    if (bits_ok) {
+      const uint64_t bit = uint64_t{1} << position[slot];
+      live_bits[k] = add && l ? live_bits[k] | bit : live_bits[k] & ~bit;
+      unparked_bits[k] = add && u ? unparked_bits[k] | bit : unparked_bits[k] & ~bit;
+    }
   }
   void set_parked(uint32_t slot, uint8_t flags) {  // a resident warp's
     count_parked(slot, false);
@@ -364,27 +388,68 @@ struct Sm::Impl {
            (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
   }
 
-  // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank.
+  // Usual case of bank_degree (power-of-two banks): every lane touches one 4-byte word and no
+  // bank sees two distinct words (conflict free or broadcast), i.e. the degree is 1.
+  bool simple_degree(uint32_t lanes, uint32_t bank_mask) const {
+    const ptx::LaneAccess* const accesses = step.accesses.data();
+    uint32_t bank_word[64];
+    uint64_t touched = 0;
+    for (uint32_t m = lanes; m; m &= m - 1) {
+      const ptx::LaneAccess& a = accesses[__builtin_ctz(m)];
+      const uint64_t address = a.address;
+      if ((address & 3) + a.size > 4) return false;  // more than one word (size 0 counts as 1 byte)
+      const auto word = static_cast<uint32_t>(address >> 2);
+      const uint32_t bank = word & bank_mask;
+      const uint64_t bit = uint64_t{1} << bank;
+      if (touched & bit) {
+        if (bank_word[bank] != word) return false;
+      } else {
+        touched |= bit;
+        bank_word[bank] = word;
+      }
+    }
+    return true;
+  }
+
+  // Conflict degree of a shared-memory access: the most distinct 4-byte words in one bank
+  // (the first 256 words the lanes touch, in lane order; equal words broadcast). Distinct
+  // words are kept in one chain per bank, so a word is compared only with its bank's words.
   uint32_t bank_degree(uint32_t lanes) const {
+    const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
+    const bool pow2 = (banks & (banks - 1)) == 0;
+    if (pow2 && simple_degree(lanes, banks - 1)) return lanes != 0 ? 1 : 0;
     uint32_t words[256];
-    uint32_t n = 0;
-    while (lanes) {
+    uint16_t chain[256];     // next distinct word of the same bank (kEnd: none)
+    uint16_t head[64];       // first distinct word of each bank, valid where `touched`
+    constexpr uint16_t kEnd = 0xffff;
+    uint32_t per_bank[64];
+    uint64_t touched = 0;
+    uint32_t n = 0, distinct = 0, degree = 0;
+    while (lanes && n < 256) {
       const int lane = __builtin_ctz(lanes);
       lanes &= lanes - 1;
       const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(lane)];
       const uint64_t first = a.address / 4;
       const uint64_t last = (a.address + std::max<uint32_t>(a.size, 1) - 1) / 4;
-      for (uint64_t word = first; word <= last && n < 256; ++word) words[n++] = static_cast<uint32_t>(word);
-    }
-    uint32_t degree = n ? 1 : 0;
-    uint32_t per_bank[64] = {};
-    const uint32_t banks = std::max<uint32_t>(std::min<uint32_t>(params.shared_banks, 64), 1);
-    for (uint32_t i = 0; i < n; ++i) {
-      bool seen = false;
-      for (uint32_t j = 0; j < i && !seen; ++j) seen = words[j] == words[i];
-      if (seen) continue;  // same word: broadcast
-      const uint32_t count = ++per_bank[words[i] % banks];
-      degree = std::max(degree, count);
+      for (uint64_t w = first; w <= last && n < 256; ++w, ++n) {
+        const auto word = static_cast<uint32_t>(w);
+        const uint32_t bank = pow2 ? (word & (banks - 1)) : word % banks;
+        const uint64_t bit = uint64_t{1} << bank;
+        bool seen = false;
+        if (touched & bit) {
+          for (uint32_t i = head[bank]; i != kEnd && !seen; i = chain[i]) seen = words[i] == word;
+        } else {
+          touched |= bit;
+          head[bank] = kEnd;
+          per_bank[bank] = 0;
+        }
+        if (seen) continue;  // same word: broadcast
+        words[distinct] = word;
+        chain[distinct] = head[bank];
+        head[bank] = static_cast<uint16_t>(distinct);
+        ++distinct;
+        degree = std::max(degree, ++per_bank[bank]);
+      }
     }
     return degree;
   }
@@ -436,17 +501,28 @@ struct Sm::Impl {
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
     ++warp_instructions;
-    thread_instructions.add(static_cast<uint64_t>(__builtin_popcount(step.active_mask)));
+    thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
       uint32_t shared = 0, global = 0, other = 0;
-      for (uint32_t m = step.access_mask; m; m &= m - 1) {
-        const int lane = __builtin_ctz(m);
-        const auto space = step.accesses[static_cast<size_t>(lane)].space;
-        if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
-        else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
-        else other |= 1u << lane;
+      // A step that did not fault resolves every lane of a declared space to that space (global
+      // to global, shared to shared, local/const/param to themselves); generic lanes may differ.
+      switch (info.space) {
+        case InstructionInfo::Space::kGlobal: global = step.access_mask; break;
+        case InstructionInfo::Space::kShared: shared = step.access_mask; break;
+        case InstructionInfo::Space::kLocal:
+        case InstructionInfo::Space::kConst:
+        case InstructionInfo::Space::kParam: other = step.access_mask; break;
+        default:
+          for (uint32_t m = step.access_mask; m; m &= m - 1) {
+            const int lane = __builtin_ctz(m);
+            const auto space = step.accesses[static_cast<size_t>(lane)].space;
+            if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
+            else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
+            else other |= 1u << lane;
+          }
+          break;
       }
       ready = 0;
       if (other) ready = c + params.l1_hit_latency;  // param/const/local: no traffic modelled
@@ -603,9 +679,9 @@ struct Sm::Impl {
           ++rec.pending;
         }
         if (l != nullptr && hit) l->last_use = ++l1_clock;
-        l1_sector_accesses.add(static_cast<uint64_t>(__builtin_popcount(mask)));
-        l1_sector_hits.add(static_cast<uint64_t>(__builtin_popcount(hit)));
-        l1_sector_misses.add(static_cast<uint64_t>(__builtin_popcount(miss)));
+        l1_sector_accesses.add(static_cast<uint64_t>(popcount32(mask)));
+        l1_sector_hits.add(static_cast<uint64_t>(popcount32(hit)));
+        l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
         push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
@@ -652,7 +728,7 @@ struct Sm::Impl {
     ext->kind = o.kind;
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
     ++line_requests;
-    sector_requests.add(static_cast<uint64_t>(__builtin_popcount(o.mask)));
+    sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
     if (o.kind == AccessKind::Store) ++store_requests;
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
@@ -746,12 +822,22 @@ struct Sm::Impl {
         warps[ws].used = false;
         count_parked(ws, false);
         auto& o = order[ws % subcores];
-        o.erase(std::find(o.begin(), o.end(), ws));
+        const auto at = std::find(o.begin(), o.end(), ws);
+        const auto p = static_cast<uint32_t>(at - o.begin());
+        o.erase(at);
+        if (bits_ok) {  // later positions move down by one
+          const uint32_t k = ws % subcores;
+          const uint64_t below = (uint64_t{1} << p) - 1;
+          live_bits[k] = (live_bits[k] & below) | ((live_bits[k] >> 1) & ~below);
+          unparked_bits[k] = (unparked_bits[k] & below) | ((unparked_bits[k] >> 1) & ~below);
+          for (uint32_t i = p; i < o.size(); ++i) position[o[i]] = i;
+        }
         if (last_issued[ws % subcores] == ws) last_issued[ws % subcores] = kNone;
         --resident_warps;
       }
       cta.run->retire_cta(cta.slot);
       cta.used = false;
+      if (cta.run->observed()) --observed_ctas;
       ++ctas_completed;
       if (owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
     }
@@ -798,8 +884,23 @@ struct Sm::Impl {
       } else if (params.scheduler == WarpSchedulerPolicy::kGto) {
         const uint32_t last = last_issued[k];
         if (last == kNone || !consider(last)) {
-          for (uint32_t slot : o) {
-            if (slot != last && consider(slot)) break;
+          if (bits_ok) {
+            // The walk below without visiting parked warps: only the first live warp's reason
+            // matters when it is parked (kStallMemory); unparked warps in order get check().
+            const uint64_t skip = last != kNone ? uint64_t{1} << position[last] : 0;
+            uint64_t candidates = unparked_bits[k] & ~skip;
+            const uint64_t alive = live_bits[k] & ~skip;
+            if (first && alive != 0 && (alive & (~alive + 1)) != (candidates & (~candidates + 1))) {
+              first_reason = kStallMemory;
+              first = false;
+            }
+            for (; candidates; candidates &= candidates - 1) {
+              if (consider(o[static_cast<uint32_t>(__builtin_ctzll(candidates))])) break;
+            }
+          } else {
+            for (uint32_t slot : o) {
+              if (slot != last && consider(slot)) break;
+            }
           }
         }
       } else {
@@ -951,6 +1052,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   cta.kernel_id = kernel_id;
   cta.linear = linear;
   cta.slot = run.start_cta(linear);
+  if (run.observed()) ++s.observed_ctas;
   cta.start_cycle = s.clock.cycle_at(sc_core::sc_time_stamp()) + 1;
   cta.warp_slots.clear();
   uint32_t slot = 0;
@@ -965,6 +1067,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.outstanding = 0;
     ws.memory_wait = false;
     s.parked[slot] = 0;
+    s.position[slot] = static_cast<uint32_t>(s.order[slot % s.subcores].size());
     s.count_parked(slot, true);
     ws.scoreboard_until = 0;
     ws.next = nullptr;
@@ -994,12 +1097,7 @@ void Sm::account_skipped(uint64_t n) { impl_->account_skipped(n); }
 
 bool Sm::idle() const { return impl_->idle(); }
 
-bool Sm::observed() const {
-  for (const auto& cta : impl_->ctas) {
-    if (cta.used && cta.run->observed()) return true;
-  }
-  return false;
-}
+bool Sm::observed() const { return impl_->observed_ctas != 0; }
 
 void Sm::thread() {
   if (stepper_ != nullptr) return;  // stepped by the GpuCore's SmStepper

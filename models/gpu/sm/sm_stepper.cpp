@@ -33,13 +33,14 @@ SmStepper::~SmStepper() = default;
 
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
   next_[sm] = std::min(next_[sm], cycle);
+  earliest_ = std::min(earliest_, cycle);
   if (!in_cycle_) wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void SmStepper::thread() {
   using sc_core::sc_time_stamp;
   while (true) {
-    const uint64_t due = *std::min_element(next_.begin(), next_.end());
+    const uint64_t due = earliest_;
     if (due == kNever) {
       wait(wake_);
       continue;
@@ -57,8 +58,15 @@ void SmStepper::step_cycle(uint64_t c) {
   in_cycle_ = true;
   due_.clear();
   bool observed = false;
+  // earliest_ becomes the minimum of next_ after this cycle: SMs not due keep theirs (or a wake
+  // lowers it, which also lowers earliest_), due SMs get theirs below.
+  uint64_t earliest = kNever;
+  earliest_ = kNever;
   for (uint32_t i = 0; i < sms_.size(); ++i) {
-    if (next_[i] != c) continue;
+    if (next_[i] != c) {
+      earliest = std::min(earliest, next_[i]);
+      continue;
+    }
     due_.push_back(i);
     next_[i] = kNever;  // wakes during this cycle lower it again
     Sm& sm = *sms_[i];
@@ -81,7 +89,9 @@ void SmStepper::step_cycle(uint64_t c) {
       next = c + 1;
     }
     next_[i] = std::min(next_[i], next);
+    earliest = std::min(earliest, next_[i]);
   }
+  earliest_ = std::min(earliest_, earliest);
   in_cycle_ = false;
 }
 

@@ -50,6 +50,7 @@ class SmStepper : public sc_core::sc_module {
   const ClockDomain& clock_;
   std::vector<Sm*> sms_;
   std::vector<uint64_t> next_;  // per SM: next cycle it is due (kNever: waits for a wake)
+  uint64_t earliest_ = ~uint64_t{0};  // the minimum of next_
   std::vector<bool> fresh_;     // per SM: went idle; no skipped cycles to account on waking
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   parallel::ThreadPool pool_;
