@@ -58,7 +58,6 @@ struct HbmController::Channel {
   uint64_t bus_free = 0;  // end of the last data window
   uint64_t wtr_ok = 0;    // earliest RD after the last write's data
   uint64_t refresh_due = 0;
-  sc_core::sc_event wake;
 };
 
 struct HbmController::ChannelStats {
@@ -115,17 +114,13 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     cg.ratio("row_buffer_hit_rate", "row hits per request", *s->row_hits, *s->requests);
     channel_stats_.push_back(std::move(s));
 
-    sc_core::sc_spawn_options opts;
-    opts.spawn_method();
-    opts.dont_initialize();
-    opts.set_sensitivity(&channels_.back()->wake);
-    sc_core::sc_spawn([this, c] { run_channel(c); }, sc_core::sc_gen_unique_name("channel"), &opts);
   }
-  sc_core::sc_spawn_options opts;
-  opts.spawn_method();
-  opts.dont_initialize();
-  opts.set_sensitivity(&respond_event_);
-  sc_core::sc_spawn([this] { respond(); }, sc_core::sc_gen_unique_name("respond"), &opts);
+  // One process for every pseudo-channel and the responses (keys 0 .. n-1: channels, n:
+  // responses; same-time wakes run in that order).
+  wakes_ = std::make_unique<WakeQueue>("wake", n + 1, [this, n](uint32_t key) {
+    if (key < n) run_channel(key);
+    else respond();
+  });
 }
 
 HbmController::~HbmController() = default;
@@ -156,7 +151,7 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
   }
   if (phase == tlm::END_RESP) {
     responding_[s] = false;
-    respond_event_.notify(sc_core::SC_ZERO_TIME);
+    wakes_->at(respond_key(), sc_core::sc_time_stamp().value());
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR("gpuvp/hbm", "unexpected phase on the forward path");
@@ -201,9 +196,7 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
 }
 
 void HbmController::wake(Channel& ch, uint64_t cycle) {
-  const sc_time at = clock_.time_of_cycle(cycle);
-  const sc_time now = sc_core::sc_time_stamp();
-  ch.wake.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+  wakes_->at(ch.index, std::max(clock_.time_of_cycle(cycle).value(), sc_core::sc_time_stamp().value()));
 }
 
 void HbmController::run_channel(uint32_t c) {
@@ -396,7 +389,7 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   r.gp->set_response_status(tlm::TLM_OK_RESPONSE);
   const auto s = static_cast<std::size_t>(r.source);
   responses_[s].push(done_ps, r.gp);
-  respond_event_.notify(sc_time::from_value(done_ps - sc_core::sc_time_stamp().value()));
+  wakes_->at(respond_key(), done_ps);
 
   // An entry freed: admit a request that waits for this channel (lowest socket first).
   for (std::size_t w = 0; w < waiting_.size(); ++w) {
@@ -427,7 +420,7 @@ void HbmController::respond() {
     }
     if (!responding_[s] && !heap.empty()) next = std::min(next, heap.top().time);
   }
-  if (next != kNever) respond_event_.notify(sc_time::from_value(next - now));
+  if (next != kNever) wakes_->at(respond_key(), next);
 }
 
 }  // namespace gpuvp::memory

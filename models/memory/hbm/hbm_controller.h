@@ -53,6 +53,7 @@
 #include "models/memory/address_map.h"
 #include "models/memory/hbm/hbm_params.h"
 #include "models/memory/timed_queue.h"
+#include "models/memory/wake_queue.h"
 #include "models/tlm/clock_domain.h"
 #include "platform/stats/registry.h"
 
@@ -105,7 +106,8 @@ class HbmController : public sc_core::sc_module {
   std::vector<tlm::tlm_generic_payload*> waiting_;
   std::vector<TimedHeap<tlm::tlm_generic_payload*>> responses_;
   std::vector<bool> responding_;
-  sc_core::sc_event respond_event_;
+  std::unique_ptr<WakeQueue> wakes_;  // keys: pseudo-channels, then respond_key()
+  uint32_t respond_key() const { return static_cast<uint32_t>(channels_.size()); }
 
   stats::Counter& requests_;
   stats::Counter& bytes_;
