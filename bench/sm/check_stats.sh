@@ -10,7 +10,8 @@
 # within a cycle (documented in models/gpu/sm/README.md). Re-recorded for issue 5's validation:
 # the L2 fill latency and data width and the HBM controller latency changed the defaults (and
 # the SM's lost-wake fix, 93e9529, moved one late response on 2^20). Re-recorded for issue 5's
-# speed goal: the HBM controller and the crossbar each run all their wakes in one process
+# speed goal: the HBM controller, the crossbar and the L2 slices (all slices together) each run
+# all their wakes in one process
 # (models/memory/wake_queue.h), so same-instant wakes of their channels/ports now run in a
 # fixed key order instead of SystemC's timed-queue order (gpuvp validate: every figure still
 # within 10 %).
@@ -31,8 +32,8 @@ while read -r n expected; do
     else echo "vectorAdd $n, $threads thread(s): stats CHANGED ($got, expected $expected)"; status=1; fi
   done
 done <<'HASHES'
-65536 b8a7502e1bb93132b1cecf8730bdfda3c905ad06644ef5b53436ac9c32fc8c39
-262144 f97f11c6de85078fd7c99ded7554e99205bf23148d9fc64dc4f96e5edca0ef1b
-1048576 98cea8149bde017fb75cd2b81ac78663ef777903f22090acbfd7655fe5c3f91a
+65536 3856aa06d2921afa41fbcf62b3ce2c79275dfef0bebdc47e58e842500d01ebe1
+262144 3336ee7a2d9364314bd57662fc74b17f8fa76c42c638002d08aff5dc51364ed5
+1048576 e0a32b41934e59a51ed22746234165407c4c00f05ec209bcaacb245b062a192b
 HASHES
 exit $status
