@@ -62,8 +62,7 @@ struct Crossbar::Net {
   std::vector<Ring<Flight>> wire;
   std::vector<char> busy;  // per output: BEGIN_REQ/BEGIN_RESP unanswered downstream
   std::vector<tlm::tlm_generic_payload*> busy_with;  // per output: that payload
-  sc_core::sc_event arbitrate;
-  std::vector<std::unique_ptr<sc_core::sc_event>> deliver;
+  uint32_t first_key = 0;  // wake keys: first_key + output delivers, first_key + outputs arbitrates
 
   Net(uint32_t in, uint32_t out, uint32_t cap) : inputs(in), outputs(out), capacity(cap) {
     voq.reserve(std::size_t{in} * out);
@@ -76,7 +75,6 @@ struct Crossbar::Net {
     link_free_ps.assign(out, 0);
     for (uint32_t o = 0; o < out; ++o) {
       wire.emplace_back(kWireDepth);
-      deliver.push_back(std::make_unique<sc_core::sc_event>());
     }
     busy.assign(out, 0);
     busy_with.assign(out, nullptr);
@@ -108,22 +106,18 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
     busy_ps_[d] = &g.counter(n + "_busy_ps", "ps", n + " link serialization time, summed over links");
     withheld_[d] = &g.counter(n + "_withheld", "packet", n + " packets whose acceptance waited for buffer room");
   }
-  for (int d = 0; d < 2; ++d) {
-    const Dir dir = static_cast<Dir>(d);
-    Net& net = *nets_[d];
-    sc_core::sc_spawn_options a;
-    a.spawn_method();
-    a.dont_initialize();
-    a.set_sensitivity(&net.arbitrate);
-    sc_core::sc_spawn([this, dir] { arbitrate(dir); }, sc_core::sc_gen_unique_name("arbitrate"), &a);
-    for (uint32_t o = 0; o < net.outputs; ++o) {
-      sc_core::sc_spawn_options opts;
-      opts.spawn_method();
-      opts.dont_initialize();
-      opts.set_sensitivity(net.deliver[o].get());
-      sc_core::sc_spawn([this, dir, o] { deliver(dir, o); }, sc_core::sc_gen_unique_name("deliver"), &opts);
-    }
-  }
+  // One process for both networks. Keys: per network its outputs' deliveries, then its arbiter
+  // (request network first); same-time wakes run in key order, so a delivery that frees a wire
+  // slot is seen by the arbiter of the same instant.
+  nets_[kRequest]->first_key = 0;
+  nets_[kReply]->first_key = nets_[kRequest]->outputs + 1;
+  const uint32_t keys = nets_[kReply]->first_key + nets_[kReply]->outputs + 1;
+  wakes_ = std::make_unique<memory::WakeQueue>("wake", keys, [this](uint32_t key) {
+    const Dir dir = key < nets_[kReply]->first_key ? kRequest : kReply;
+    const uint32_t k = key - nets_[dir]->first_key;
+    if (k < nets_[dir]->outputs) deliver(dir, k);
+    else arbitrate(dir);
+  });
 }
 
 Crossbar::~Crossbar() {
@@ -150,8 +144,12 @@ uint32_t Crossbar::flits(uint64_t data_bytes) const {
 }
 
 void Crossbar::notify_arbiter(Dir dir, uint64_t at_ps) {
-  const uint64_t now = now_ps();
-  nets_[dir]->arbitrate.notify(sc_time::from_value(at_ps > now ? at_ps - now : 0));
+  const Net& net = *nets_[dir];
+  wakes_->at(net.first_key + net.outputs, std::max(at_ps, now_ps()));
+}
+
+void Crossbar::notify_deliver(Dir dir, uint32_t output, uint64_t at_ps) {
+  wakes_->at(nets_[dir]->first_key + output, at_ps);
 }
 
 bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
@@ -202,7 +200,7 @@ tlm::tlm_sync_enum Crossbar::cluster_fw(int id, tlm::tlm_generic_payload& gp, tl
   if (phase == tlm::END_RESP) {
     Net& net = *nets_[kReply];
     net.busy[port] = 0;
-    net.deliver[port]->notify(sc_core::SC_ZERO_TIME);
+    notify_deliver(kReply, port, now_ps());
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR("gpuvp/crossbar", "unexpected phase from a cluster");
@@ -217,7 +215,7 @@ tlm::tlm_sync_enum Crossbar::slice_bw(int id, tlm::tlm_generic_payload& gp, tlm:
     // older request while it still withholds END_REQ from the newest.
     if (req.busy[s] != 0 && (phase == tlm::END_REQ || req.busy_with[s] == &gp)) {
       req.busy[s] = 0;
-      req.deliver[s]->notify(sc_core::SC_ZERO_TIME);
+      notify_deliver(kRequest, s, now_ps());
     }
   }
   if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
@@ -257,7 +255,7 @@ void Crossbar::arbitrate(Dir dir) {
     const bool idle = net.wire[o].empty();
     const uint64_t arrival = now + serial + latency_ps_;
     net.wire[o].push(Net::Flight{arrival, p.gp});
-    if (idle) net.deliver[o]->notify(sc_time::from_value(arrival - now));
+    if (idle) notify_deliver(dir, o, arrival);
     if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
 
     // Room at this input: take the packet whose acceptance was withheld.
@@ -303,7 +301,7 @@ void Crossbar::deliver(Dir dir, uint32_t o) {
       if (!(s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && ph == tlm::END_RESP))) net.busy[o] = 1;
     }
   }
-  if (net.busy[o] == 0 && !wire.empty()) net.deliver[o]->notify(sc_time::from_value(wire.front().arrival_ps - now));
+  if (net.busy[o] == 0 && !wire.empty()) notify_deliver(dir, o, wire.front().arrival_ps);
 }
 
 }  // namespace gpuvp::gpu

@@ -43,6 +43,7 @@
 
 #include "models/gpu/crossbar/crossbar_params.h"
 #include "models/memory/address_map.h"
+#include "models/memory/wake_queue.h"
 #include "models/tlm/clock_domain.h"
 #include "platform/stats/registry.h"
 
@@ -77,6 +78,7 @@ class Crossbar : public sc_core::sc_module {
   void arbitrate(Dir dir);
   void deliver(Dir dir, uint32_t output);
   void notify_arbiter(Dir dir, uint64_t at_ps);
+  void notify_deliver(Dir dir, uint32_t output, uint64_t at_ps);
 
   CrossbarParams params_;
   const memory::AddressMap& map_;
@@ -85,6 +87,7 @@ class Crossbar : public sc_core::sc_module {
   std::unique_ptr<Net> nets_[2];
   std::vector<std::unique_ptr<RouteExtension>> routes_;  // owns every route tag
   std::vector<RouteExtension*> free_routes_;
+  std::unique_ptr<memory::WakeQueue> wakes_;  // every arbiter and delivery: one process
 
   stats::Counter *packets_[2], *flits_[2], *busy_ps_[2], *withheld_[2];
 };

@@ -17,6 +17,7 @@ constexpr uint32_t kClosed = std::numeric_limits<uint32_t>::max();
 
 struct HbmController::Request {
   tlm::tlm_generic_payload* gp = nullptr;
+  uint64_t seq = 0;  // admission order: smaller is older
   int source = 0;
   bool write = false;
   bool classified = false;  // row hit/miss/conflict counted
@@ -31,13 +32,20 @@ struct HbmController::Request {
 
 struct HbmController::Bank {
   uint32_t open_row = kClosed;
-  uint64_t hit_stamp = 0;  // == Channel::stamp: a queued request hits the open row
+  uint32_t hits = 0;        // queued requests whose row is open_row (0 while closed)
+  uint32_t write_hits = 0;  // of which writes
+  std::vector<uint32_t> queue;  // this bank's requests (slots), oldest first
   uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
 };
 
 struct HbmController::Channel {
   uint32_t index = 0;
-  Ring<Request> queue;
+  // The FR-FCFS queue: `depth` request slots, indexed per bank in age order (Bank::queue), so
+  // that a scheduling pass looks at a few requests per bank instead of the whole queue.
+  std::vector<Request> slots;
+  std::vector<uint32_t> free_slots;
+  uint32_t queued = 0;
+  uint64_t next_seq = 0;
   std::vector<Bank> banks;
   std::vector<uint64_t> rrd_l_ok;  // per bank group
   uint64_t rrd_s_ok = 0;
@@ -50,8 +58,6 @@ struct HbmController::Channel {
   uint64_t bus_free = 0;  // end of the last data window
   uint64_t wtr_ok = 0;    // earliest RD after the last write's data
   uint64_t refresh_due = 0;
-  uint64_t stamp = 0;  // one per scheduling pass (marks banks with a pending row hit)
-  sc_core::sc_event wake;
 };
 
 struct HbmController::ChannelStats {
@@ -82,8 +88,10 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
   for (uint32_t c = 0; c < n; ++c) {
     auto ch = std::make_unique<Channel>();
     ch->index = c;
-    ch->queue.reset(params_.queue_depth);
+    ch->slots.resize(params_.queue_depth);
+    for (uint32_t k = params_.queue_depth; k-- > 0;) ch->free_slots.push_back(k);
     ch->banks.resize(params_.banks());
+    for (Bank& b : ch->banks) b.queue.reserve(params_.queue_depth);
     ch->rrd_l_ok.assign(params_.bank_groups, 0);
     ch->refresh_due = t_.refi;
     channels_.push_back(std::move(ch));
@@ -106,17 +114,13 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     cg.ratio("row_buffer_hit_rate", "row hits per request", *s->row_hits, *s->requests);
     channel_stats_.push_back(std::move(s));
 
-    sc_core::sc_spawn_options opts;
-    opts.spawn_method();
-    opts.dont_initialize();
-    opts.set_sensitivity(&channels_.back()->wake);
-    sc_core::sc_spawn([this, c] { run_channel(c); }, sc_core::sc_gen_unique_name("channel"), &opts);
   }
-  sc_core::sc_spawn_options opts;
-  opts.spawn_method();
-  opts.dont_initialize();
-  opts.set_sensitivity(&respond_event_);
-  sc_core::sc_spawn([this] { respond(); }, sc_core::sc_gen_unique_name("respond"), &opts);
+  // One process for every pseudo-channel and the responses (keys 0 .. n-1: channels, n:
+  // responses; same-time wakes run in that order).
+  wakes_ = std::make_unique<WakeQueue>("wake", n + 1, [this, n](uint32_t key) {
+    if (key < n) run_channel(key);
+    else respond();
+  });
 }
 
 HbmController::~HbmController() = default;
@@ -147,7 +151,7 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
   }
   if (phase == tlm::END_RESP) {
     responding_[s] = false;
-    respond_event_.notify(sc_core::SC_ZERO_TIME);
+    wakes_->at(respond_key(), sc_core::sc_time_stamp().value());
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR("gpuvp/hbm", "unexpected phase on the forward path");
@@ -157,7 +161,7 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
 bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
   const DramCoord coord = map_.decode(gp.get_address());
   Channel& ch = *channels_[coord.channel];
-  if (ch.queue.full()) return false;
+  if (ch.free_slots.empty()) return false;
   Request r;
   r.gp = &gp;
   r.source = id;
@@ -176,20 +180,28 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
   const sc_time now = sc_core::sc_time_stamp();
   r.arrival_ps = now.value();
   r.eligible = clock_.cycle_at(now) + 1;
-  ch.queue.push(r);
+  Bank& b = ch.banks[r.bank];
+  if (b.open_row == r.row) {
+    ++b.hits;
+    if (r.write) ++b.write_hits;
+  }
+  r.seq = ch.next_seq++;
+  const uint32_t slot = ch.free_slots.back();
+  ch.free_slots.pop_back();
+  ch.slots[slot] = r;
+  b.queue.push_back(slot);
+  ++ch.queued;
   wake(ch, r.eligible);
   return true;
 }
 
 void HbmController::wake(Channel& ch, uint64_t cycle) {
-  const sc_time at = clock_.time_of_cycle(cycle);
-  const sc_time now = sc_core::sc_time_stamp();
-  ch.wake.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+  wakes_->at(ch.index, std::max(clock_.time_of_cycle(cycle).value(), sc_core::sc_time_stamp().value()));
 }
 
 void HbmController::run_channel(uint32_t c) {
   Channel& ch = *channels_[c];
-  if (ch.queue.empty()) return;  // idle: sleep until a request arrives
+  if (ch.queued == 0) return;  // idle: sleep until a request arrives
   const sc_time now_t = sc_core::sc_time_stamp();
   const uint64_t now = clock_.next_cycle(now_t);
   if (clock_.time_of_cycle(now) != now_t) {
@@ -205,7 +217,7 @@ void HbmController::run_channel(uint32_t c) {
     try_issue(ch, now + 1, next, false);
   }
   next = std::min(next, std::max(ch.refresh_due, now + 1));
-  if (!ch.queue.empty()) wake(ch, next);
+  if (ch.queued != 0) wake(ch, next);
 }
 
 // Every refresh due at or before `now` (see the header: lazily, but with eager timing).
@@ -223,6 +235,7 @@ void HbmController::refresh(Channel& ch, uint64_t now) {
     const uint64_t blocked_until = refresh_at + t_.rfc;
     for (Bank& b : ch.banks) {
       b.open_row = kClosed;
+      b.hits = b.write_hits = 0;
       b.act_ok = std::max(b.act_ok, blocked_until);
     }
     ch.next_cmd = std::max(ch.next_cmd, blocked_until);
@@ -232,7 +245,6 @@ void HbmController::refresh(Channel& ch, uint64_t now) {
 }
 
 bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool issue) {
-  const std::size_t n = ch.queue.size();
   ChannelStats& st = *channel_stats_[ch.index];
   auto classify = [](Request& r, stats::Counter* kind) {
     if (r.classified) return;
@@ -240,30 +252,67 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     ++*kind;
   };
   // Per-call floors of the constraints that do not depend on the request (the channel changes
-  // only when a command issues, and then this returns): hoisted out of the scans, which run
-  // twice per command over the whole queue. Same maxima as taking each constraint in turn.
+  // only when a command issues, and then this returns). Same maxima as taking each constraint
+  // in turn.
   const uint64_t col_l = ch.any_col ? ch.last_col + t_.ccd_l : 0;
   const uint64_t col_s = ch.any_col ? ch.last_col + t_.ccd_s : 0;
   const uint64_t wr_floor = std::max(ch.next_cmd, ch.bus_free > t_.wl ? ch.bus_free - t_.wl : 0);
   const uint64_t rd_floor = std::max({ch.next_cmd, ch.bus_free > t_.cl ? ch.bus_free - t_.cl : 0, ch.wtr_ok});
   const uint64_t act_floor =
       std::max({ch.next_cmd, ch.rrd_s_ok, ch.acts >= 4 ? ch.faw[ch.faw_next] + t_.faw : uint64_t{0}});
-  // A dry scan (issue = false) only lowers `next`, never below `now`: it can stop there.
-  // Pass 1, first ready: the oldest request whose row is open and whose column command may go.
-  // It also marks the banks whose open row a queued request hits (pass 2 keeps those open).
-  const uint64_t stamp = ++ch.stamp;
-  for (std::size_t i = 0; i < n; ++i) {
-    Request& r = ch.queue.at(i);
-    Bank& b = ch.banks[r.bank];
-    if (b.open_row != r.row) continue;
-    b.hit_stamp = stamp;
-    uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
-                           ch.last_col_bg == r.bank_group ? col_l : col_s});
-    if (t > now || !issue) {
-      next = std::min(next, std::max(t, now));
-      if (!issue && next == now) return false;
+  // FR-FCFS: the oldest request whose row is open and whose column command may go now wins
+  // (first ready); failing that, the oldest request whose ACT (bank closed) or PRE (other row
+  // open, and no queued request hits that row: Bank::hits == 0) may go.
+  // Per bank, requests are in age order and their decode cycles (`eligible`) never decrease
+  // with age; every other term of a command's earliest cycle is the same for all reads (all
+  // writes) of one bank. So the bank's oldest read and oldest write that hit the open row are
+  // the only row-hit candidates that can be ready first, and when no request hits, its oldest
+  // request is the only ACT/PRE candidate: the same choice, and the same earliest cycle `next`,
+  // as a scan of the whole queue in age order.
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  uint32_t hit_slot = kNone, row_slot = kNone;
+  uint64_t hit_seq = kNever, row_seq = kNever;
+  for (Bank& b : ch.banks) {
+    if (b.queue.empty()) continue;
+    if (b.hits != 0) {
+      // Stop once both kinds are found (or the bank has none of a kind).
+      bool write_seen = b.write_hits == 0, read_seen = b.write_hits == b.hits;
+      for (const uint32_t slot : b.queue) {
+        const Request& r = ch.slots[slot];
+        if (r.row != b.open_row || (r.write ? write_seen : read_seen)) continue;
+        (r.write ? write_seen : read_seen) = true;
+        const uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
+                                     ch.last_col_bg == r.bank_group ? col_l : col_s});
+        if (issue && t <= now) {
+          if (r.seq < hit_seq) {
+            hit_seq = r.seq;
+            hit_slot = slot;
+          }
+        } else {
+          next = std::min(next, std::max(t, now));
+          if (!issue && next == now) return false;
+        }
+        if (read_seen && write_seen) break;
+      }
       continue;
     }
+    const uint32_t slot = b.queue.front();
+    const Request& r = ch.slots[slot];
+    const uint64_t t = b.open_row == kClosed ? std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]})
+                                             : std::max({r.eligible, ch.next_cmd, b.pre_ok});
+    if (issue && t <= now) {
+      if (r.seq < row_seq) {
+        row_seq = r.seq;
+        row_slot = slot;
+      }
+    } else {
+      next = std::min(next, std::max(t, now));
+      if (!issue && next == now) return false;
+    }
+  }
+  if (hit_slot != kNone) {
+    Request& r = ch.slots[hit_slot];
+    Bank& b = ch.banks[r.bank];
     const uint64_t lat = r.write ? t_.wl : t_.cl;
     classify(r, st.row_hits);
     ch.any_col = true;
@@ -277,55 +326,48 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
       b.pre_ok = std::max(b.pre_ok, now + t_.rtp);
     }
     ch.next_cmd = now + 1;
-    if (--r.bursts_left == 0) complete(ch, i, now + lat + t_.burst);
+    if (--r.bursts_left == 0) complete(ch, hit_slot, now + lat + t_.burst);
     return true;
   }
-  // Pass 2: the oldest request whose ACT (bank closed) or PRE (other row open) may go.
-  for (std::size_t i = 0; i < n; ++i) {
-    Request& r = ch.queue.at(i);
-    Bank& b = ch.banks[r.bank];
-    if (b.open_row == r.row) continue;
-    uint64_t t;
-    if (b.open_row == kClosed) {
-      t = std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]});
-      if (t > now || !issue) {
-        next = std::min(next, std::max(t, now));
-        if (!issue && next == now) return false;
-        continue;
-      }
-      classify(r, st.row_misses);
-      b.open_row = r.row;
-      b.rd_ok = b.wr_ok = now + t_.rcd;
-      b.pre_ok = std::max(b.pre_ok, now + t_.ras);
-      ch.rrd_s_ok = now + t_.rrd_s;
-      ch.rrd_l_ok[r.bank_group] = now + t_.rrd_l;
-      ch.faw[ch.faw_next] = now;
-      ch.faw_next = (ch.faw_next + 1) % 4;
-      ++ch.acts;
-      ++*st.activates;
-    } else {
-      // Open-row policy: keep a row that a queued request still hits (it goes first).
-      if (b.hit_stamp == stamp) continue;
-      t = std::max({r.eligible, ch.next_cmd, b.pre_ok});
-      if (t > now || !issue) {
-        next = std::min(next, std::max(t, now));
-        if (!issue && next == now) return false;
-        continue;
-      }
-      classify(r, st.row_conflicts);
-      b.open_row = kClosed;
-      b.act_ok = std::max(b.act_ok, now + t_.rp);
-      ++*st.precharges;
+  if (row_slot == kNone) return false;
+  Request& r = ch.slots[row_slot];
+  Bank& b = ch.banks[r.bank];
+  if (b.open_row == kClosed) {
+    classify(r, st.row_misses);
+    b.open_row = r.row;
+    b.hits = b.write_hits = 0;
+    for (const uint32_t slot : b.queue) {
+      if (ch.slots[slot].row != r.row) continue;
+      ++b.hits;
+      if (ch.slots[slot].write) ++b.write_hits;
     }
-    ch.next_cmd = now + 1;
-    return true;
+    b.rd_ok = b.wr_ok = now + t_.rcd;
+    b.pre_ok = std::max(b.pre_ok, now + t_.ras);
+    ch.rrd_s_ok = now + t_.rrd_s;
+    ch.rrd_l_ok[r.bank_group] = now + t_.rrd_l;
+    ch.faw[ch.faw_next] = now;
+    ch.faw_next = (ch.faw_next + 1) % 4;
+    ++ch.acts;
+    ++*st.activates;
+  } else {
+    classify(r, st.row_conflicts);
+    b.open_row = kClosed;
+    b.hits = b.write_hits = 0;
+    b.act_ok = std::max(b.act_ok, now + t_.rp);
+    ++*st.precharges;
   }
-  return false;
+  ch.next_cmd = now + 1;
+  return true;
 }
 
-void HbmController::complete(Channel& ch, std::size_t index, uint64_t done_cycle) {
-  Request r = ch.queue.at(index);
-  ch.queue.erase(index);
+void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
+  const Request r = ch.slots[slot];
+  Bank& bank = ch.banks[r.bank];
+  bank.queue.erase(std::find(bank.queue.begin(), bank.queue.end(), slot));
+  --bank.hits;  // its last column command went: it hit the open row
+  if (r.write) --bank.write_hits;
+  ch.free_slots.push_back(slot);
+  --ch.queued;
   ChannelStats& st = *channel_stats_[ch.index];
   // The data left the bus at bus_done_ps; the response reaches the requester after the
   // controller's fixed pipeline latency.
@@ -347,7 +389,7 @@ void HbmController::complete(Channel& ch, std::size_t index, uint64_t done_cycle
   r.gp->set_response_status(tlm::TLM_OK_RESPONSE);
   const auto s = static_cast<std::size_t>(r.source);
   responses_[s].push(done_ps, r.gp);
-  respond_event_.notify(sc_time::from_value(done_ps - sc_core::sc_time_stamp().value()));
+  wakes_->at(respond_key(), done_ps);
 
   // An entry freed: admit a request that waits for this channel (lowest socket first).
   for (std::size_t w = 0; w < waiting_.size(); ++w) {
@@ -378,7 +420,7 @@ void HbmController::respond() {
     }
     if (!responding_[s] && !heap.empty()) next = std::min(next, heap.top().time);
   }
-  if (next != kNever) respond_event_.notify(sc_time::from_value(next - now));
+  if (next != kNever) wakes_->at(respond_key(), next);
 }
 
 }  // namespace gpuvp::memory

@@ -13,7 +13,9 @@
 // Each pseudo-channel is an FR-FCFS controller with an open-row policy: at each DRAM clock edge
 // it issues at most one command: the oldest queued request whose row is open and whose column
 // command may issue now (first ready); else the oldest request whose ACT or PRE may issue now.
-// A PRE never closes a row that a queued request still hits. Every JEDEC constraint of
+// A PRE never closes a row that a queued request still hits. The queue is indexed per bank in
+// age order, with a count of the requests that hit the open row, so a scheduling pass looks at
+// the oldest row-hit read and write and the oldest request of each bank, not the whole queue. Every JEDEC constraint of
 // hbm_params.h is honoured (tRCD, tRP, tRAS, tCL, tWL, tCCD_S/L, tRRD_S/L, tFAW, tWR, tWTR,
 // tRTP, data-bus occupancy of burst_length/2 cycles). A request arriving at time t is decoded
 // at the first DRAM edge strictly after t (so requests arriving together compete fairly).
@@ -51,6 +53,7 @@
 #include "models/memory/address_map.h"
 #include "models/memory/hbm/hbm_params.h"
 #include "models/memory/timed_queue.h"
+#include "models/memory/wake_queue.h"
 #include "models/tlm/clock_domain.h"
 #include "platform/stats/registry.h"
 
@@ -88,7 +91,7 @@ class HbmController : public sc_core::sc_module {
   // Issues the command FR-FCFS picks at cycle `now` (issue = true) or only finds the first cycle
   // at or after `now` that some command may issue (issue = false); `next` gets that cycle.
   bool try_issue(Channel& ch, uint64_t now, uint64_t& next, bool issue);
-  void complete(Channel& ch, std::size_t index, uint64_t done_cycle);
+  void complete(Channel& ch, uint32_t slot, uint64_t done_cycle);
   void wake(Channel& ch, uint64_t cycle);
   void respond();
 
@@ -103,7 +106,8 @@ class HbmController : public sc_core::sc_module {
   std::vector<tlm::tlm_generic_payload*> waiting_;
   std::vector<TimedHeap<tlm::tlm_generic_payload*>> responses_;
   std::vector<bool> responding_;
-  sc_core::sc_event respond_event_;
+  std::unique_ptr<WakeQueue> wakes_;  // keys: pseudo-channels, then respond_key()
+  uint32_t respond_key() const { return static_cast<uint32_t>(channels_.size()); }
 
   stats::Counter& requests_;
   stats::Counter& bytes_;

@@ -1,6 +1,9 @@
 #include "models/memory/l2/l2_slice.h"
 
+#include <map>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "models/tlm/gpu_extension.h"
 
@@ -56,18 +59,48 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Params& params, const Add
 
   in.register_nb_transport_fw(this, &L2Slice::nb_transport_fw);
   dram.register_nb_transport_bw(this, &L2Slice::nb_transport_bw);
-  SC_METHOD(process);
-  sensitive << process_event_;
-  dont_initialize();
-  SC_METHOD(send_responses);
-  sensitive << respond_event_;
-  dont_initialize();
-  SC_METHOD(send_dram);
-  sensitive << dram_event_;
-  dont_initialize();
+  join_shared_wakes();
 }
 
-L2Slice::~L2Slice() = default;
+// Every slice of one simulation and address map shares one WakeQueue (one process for all
+// slices; keys slice * 3 + {process, respond, dram}: same-instant wakes run in slice order).
+// A slice whose index is already taken there (a second GPU on the same map) gets its own.
+struct L2Slice::SharedWakes {
+  explicit SharedWakes(uint32_t slices)
+      : slices(slices, nullptr), queue("l2_wake", slices * kWakeKinds, [this](uint32_t key) {
+          if (L2Slice* s = this->slices[key / kWakeKinds]) s->on_wake(key % kWakeKinds);
+        }) {}
+  std::vector<L2Slice*> slices;
+  WakeQueue queue;
+};
+
+L2Slice::~L2Slice() {
+  if (wakes_ && wakes_->slices[index_] == this) wakes_->slices[index_] = nullptr;
+}
+
+void L2Slice::join_shared_wakes() {
+  using Key = std::pair<sc_core::sc_simcontext*, const AddressMap*>;
+  static std::map<Key, std::weak_ptr<SharedWakes>> registry;
+  const Key key{sc_core::sc_get_curr_simcontext(), &map_};
+  for (auto it = registry.begin(); it != registry.end();) it = it->second.expired() ? registry.erase(it) : std::next(it);
+  std::shared_ptr<SharedWakes> shared = registry[key].lock();
+  if (!shared || shared->slices.size() <= index_ || shared->slices[index_] != nullptr) {
+    shared = std::make_shared<SharedWakes>(std::max(map_.slices(), index_ + 1));
+    if (registry[key].expired()) registry[key] = shared;
+  }
+  shared->slices[index_] = this;
+  wakes_ = std::move(shared);
+}
+
+void L2Slice::on_wake(uint32_t kind) {
+  if (kind == kWakeProcess) process();
+  else if (kind == kWakeRespond) send_responses();
+  else send_dram();
+}
+
+void L2Slice::wake_at(uint32_t kind, uint64_t time_ps) {
+  wakes_->queue.at(index_ * kWakeKinds + kind, std::max<uint64_t>(time_ps, sc_core::sc_time_stamp().value()));
+}
 
 tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
   if (phase == tlm::BEGIN_REQ) {
@@ -82,7 +115,7 @@ tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::t
   }
   if (phase == tlm::END_RESP) {
     responding_ = false;
-    respond_event_.notify(sc_core::SC_ZERO_TIME);
+    wake_at(kWakeRespond, 0);
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR("gpuvp/l2", "unexpected phase on the forward path");
@@ -93,7 +126,7 @@ void L2Slice::schedule_process() {
   if (stalled_ || queue_.empty()) return;
   const sc_time now = sc_core::sc_time_stamp();
   const uint64_t cycle = std::max(clock_.next_cycle(now), pipe_free_);
-  process_event_.notify(clock_.time_of_cycle(cycle) - now);
+  wake_at(kWakeProcess, clock_.time_of_cycle(cycle).value());
 }
 
 void L2Slice::resume() {
@@ -168,7 +201,7 @@ void L2Slice::dram_request(tlm::tlm_command cmd, uint64_t line_addr, uint8_t mas
   ext->kind = cmd == tlm::TLM_WRITE_COMMAND ? AccessKind::Store : AccessKind::Load;
   const bool idle = dram_queue_.empty();
   dram_queue_.push(DramItem{send_ps, gp});
-  if (idle) dram_event_.notify(sc_time::from_value(send_ps - sc_core::sc_time_stamp().value()));
+  if (idle) wake_at(kWakeDram, send_ps);
 }
 
 L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uint64_t& busy) {
@@ -276,7 +309,7 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
 void L2Slice::respond_at(tlm::tlm_generic_payload& gp, uint64_t time_ps) {
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responses_.push(time_ps, &gp);
-  respond_event_.notify(sc_time::from_value(time_ps - sc_core::sc_time_stamp().value()));
+  wake_at(kWakeRespond, time_ps);
 }
 
 void L2Slice::send_responses() {
@@ -290,7 +323,7 @@ void L2Slice::send_responses() {
     if (!(s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && phase == tlm::END_RESP))) responding_ = true;
   }
   if (!responding_ && !responses_.empty())
-    respond_event_.notify(sc_time::from_value(responses_.top().time - now));
+    wake_at(kWakeRespond, responses_.top().time);
 }
 
 void L2Slice::send_dram() {
@@ -311,13 +344,13 @@ void L2Slice::send_dram() {
     resume();
   }
   if (dram_in_flight_ == nullptr && !dram_queue_.empty())
-    dram_event_.notify(sc_time::from_value(dram_queue_.front().time_ps - now));
+    wake_at(kWakeDram, dram_queue_.front().time_ps);
 }
 
 tlm::tlm_sync_enum L2Slice::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
   if (phase == tlm::END_REQ || (phase == tlm::BEGIN_RESP && dram_in_flight_ == &gp)) {
     dram_in_flight_ = nullptr;
-    dram_event_.notify(sc_core::SC_ZERO_TIME);
+    wake_at(kWakeDram, 0);
   }
   if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
   if (phase == tlm::BEGIN_RESP) {

@@ -29,7 +29,9 @@
 // fills, then END_REQ is withheld: back-pressure) when no MSHR is free, the MSHR's merge slots
 // are full, every way of the set waits on a fill, or the DRAM queue is full.
 // Sector mask of a request: its GpuExtension::sector_mask when set, else the sectors its
-// address and length cover. A slice with nothing queued schedules no events.
+// address and length cover. A slice with nothing queued schedules no events. All slices of one
+// simulation and address map run in one process (a shared WakeQueue, models/memory/wake_queue.h):
+// same-instant wakes run in slice order, and per slice pipeline, then responses, then DRAM.
 //
 // Statistics (group `stats_path`, e.g. "memory.l2[3]"): accesses, loads, stores, atomics,
 // sector_accesses, sector_hits, sector_misses, mshr_allocations, mshr_merges, stalls,
@@ -38,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,7 @@
 #include "models/memory/address_map.h"
 #include "models/memory/l2/l2_params.h"
 #include "models/memory/timed_queue.h"
+#include "models/memory/wake_queue.h"
 #include "models/tlm/clock_domain.h"
 #include "models/tlm/payload_pool.h"
 #include "platform/stats/registry.h"
@@ -96,7 +100,11 @@ class L2Slice : public sc_core::sc_module {
     tlm::tlm_generic_payload* gp;
   };
   enum class Outcome { Done, Stall };
-  SC_HAS_PROCESS(L2Slice);
+  struct SharedWakes;
+  static constexpr uint32_t kWakeProcess = 0, kWakeRespond = 1, kWakeDram = 2, kWakeKinds = 3;
+  void join_shared_wakes();
+  void on_wake(uint32_t kind);
+  void wake_at(uint32_t kind, uint64_t time_ps);  // at least the current time
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -131,16 +139,14 @@ class L2Slice : public sc_core::sc_module {
   tlm::tlm_generic_payload* waiting_ = nullptr;  // BEGIN_REQ held back (queue full)
   uint64_t pipe_free_ = 0;                       // first L2 cycle the pipeline is free
   bool stalled_ = false;
-  sc_core::sc_event process_event_;
 
   TimedHeap<tlm::tlm_generic_payload*> responses_;
   bool responding_ = false;
-  sc_core::sc_event respond_event_;
 
   Ring<DramItem> dram_queue_;
   tlm::tlm_generic_payload* dram_in_flight_ = nullptr;  // BEGIN_REQ sent, END_REQ awaited
-  sc_core::sc_event dram_event_;
   PayloadPool pool_;
+  std::shared_ptr<SharedWakes> wakes_;  // the process of every slice (see join_shared_wakes)
 
   stats::Counter &accesses_, &loads_, &stores_, &atomics_, &sector_accesses_, &sector_hits_, &sector_misses_,
       &mshr_allocations_, &mshr_merges_, &stalls_, &writebacks_, &writeback_sectors_, &dram_reads_;
