@@ -228,13 +228,42 @@ std::optional<Completion> Driver::take(uint64_t sequence) {
   return c;
 }
 
-uint64_t Driver::send_host_waiting(uint64_t target) {
+uint64_t Driver::send_host_waiting(uint64_t target, uint64_t bound_ps) {
   dev::Command waiting{};
   waiting.opcode = static_cast<uint32_t>(dev::Opcode::HostWaiting);
   waiting.body.generic.c = target;
+  waiting.body.generic.d = bound_ps;
   const uint64_t sequence = submit(0, waiting);
   if (sequence != 0) ignored_[sequence] = true;
   return sequence;
+}
+
+uint64_t Driver::query_quantum_ps() const {
+  // Never 0 (which would mean "unbounded" and make a query block like a synchronization).
+  const uint64_t quantum = load_acquire(header().query_quantum_ps);
+  return quantum != 0 ? quantum : 1;
+}
+
+bool Driver::query(uint64_t sequence) {
+  if (sequence == 0 || completed(sequence)) return true;
+  // Not done: let the platform run for one quantum of simulated time (or until it completes),
+  // and go on only once that HostWaiting's completion has come -- after the instant settled, so
+  // everything that finished by then has posted its completion and the program's next commands
+  // land at a simulated time fixed by the command stream (device.h).
+  const uint64_t waiting = send_host_waiting(sequence, query_quantum_ps());
+  if (waiting == 0) return true;  // the platform is gone
+  for (;;) {
+    drain();
+    if (ignored_.count(waiting) == 0) break;  // the HostWaiting's completion arrived
+    if (!alive()) return true;
+    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
+      drain();
+      if (ignored_.count(waiting) == 0) break;
+      mark_lost("the platform closed its connection");
+      return true;
+    }
+  }
+  return completed(sequence);
 }
 
 Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {
