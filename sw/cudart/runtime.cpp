@@ -120,7 +120,9 @@ Function* Runtime::function_of(const void* host_function_or_kernel) {
 // Errors.
 
 cudaError_t Runtime::record(cudaError_t error) {
-  if (error != cudaSuccess) last_error_ = error;
+  // cudaErrorNotReady (a query of unfinished work) is "not actually an error" (CUDA's own words):
+  // it never becomes the last error, or a polling loop's next cudaGetLastError would fail.
+  if (error != cudaSuccess && error != cudaErrorNotReady) last_error_ = error;
   return error;
 }
 

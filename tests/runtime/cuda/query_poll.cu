@@ -58,9 +58,9 @@ int main() {
   std::vector<unsigned> in(kN), out(kN), expected_a(kN), expected_b(kN), expected_c(kN);
   for (int i = 0; i < kN; ++i) in[i] = static_cast<unsigned>(i) * 2654435761u;
   for (int i = 0; i < kN; ++i) {
-    expected_a[i] = churn(in[i], 400);
-    expected_b[i] = churn(expected_a[i], 300);
-    expected_c[i] = churn(expected_b[i], 200);
+    expected_a[i] = churn(in[i], 3200);
+    expected_b[i] = churn(expected_a[i], 2400);
+    expected_c[i] = churn(expected_b[i], 1600);
   }
   unsigned *d_in = nullptr, *d_a = nullptr, *d_b = nullptr;
   EXPECT_CUDA(cudaMalloc(&d_in, kN * sizeof(unsigned)), cudaSuccess);
@@ -75,12 +75,13 @@ int main() {
 
   // 1. cudaEventQuery on an event recorded after a long kernel.
   EXPECT_CUDA(cudaEventRecord(start, stream), cudaSuccess);
-  churn_kernel<<<kBlocks, kThreads, 0, stream>>>(d_a, d_in, 400);
+  churn_kernel<<<kBlocks, kThreads, 0, stream>>>(d_a, d_in, 3200);
   EXPECT_CUDA(cudaGetLastError(), cudaSuccess);
   EXPECT_CUDA(cudaEventRecord(stop, stream), cudaSuccess);
   const int event_queries = poll([&] { return cudaEventQuery(stop); });
   if (event_queries < 0) return fail("cudaEventQuery never said cudaSuccess", kQueryLimit);
   if (event_queries < 2) return fail("the kernel finished before the second query: too short to test polling", event_queries);
+  EXPECT_CUDA(cudaGetLastError(), cudaSuccess);     // cudaErrorNotReady is not an error
   EXPECT_CUDA(cudaEventQuery(stop), cudaSuccess);  // done stays done
   EXPECT_CUDA(cudaStreamQuery(stream), cudaSuccess);
   float ms = 0;
@@ -88,14 +89,14 @@ int main() {
   if (!(ms > 0)) return fail("the kernel took no simulated time", event_queries);
 
   // 2. cudaStreamQuery on a stream with a kernel queued.
-  churn_kernel<<<kBlocks, kThreads, 0, stream>>>(d_b, d_a, 300);
+  churn_kernel<<<kBlocks, kThreads, 0, stream>>>(d_b, d_a, 2400);
   EXPECT_CUDA(cudaGetLastError(), cudaSuccess);
   const int stream_queries = poll([&] { return cudaStreamQuery(stream); });
   if (stream_queries < 0) return fail("cudaStreamQuery never said cudaSuccess", kQueryLimit);
   if (stream_queries < 1) return fail("cudaStreamQuery found a fresh kernel done", stream_queries);
 
   // 3. The legacy default stream (cudaStreamQuery(0)), in place, d_a from d_b.
-  churn_kernel<<<kBlocks, kThreads>>>(d_a, d_b, 200);
+  churn_kernel<<<kBlocks, kThreads>>>(d_a, d_b, 1600);
   EXPECT_CUDA(cudaGetLastError(), cudaSuccess);
   const int legacy_queries = poll([&] { return cudaStreamQuery(0); });
   if (legacy_queries < 0) return fail("cudaStreamQuery(0) never said cudaSuccess", kQueryLimit);
