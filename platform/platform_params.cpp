@@ -24,6 +24,7 @@ config::KnobRegistry build_knob_registry() {
   config::declare_knobs<uvm::UvmParams>(registry);
   config::declare_knobs<gpu::CommandProcessorParams>(registry);
   config::declare_knobs<bridge::BridgeParams>(registry);
+  config::declare_knobs<bridge::HostParams>(registry);
   config::declare_knobs<SimParams>(registry);
   return registry;
 }
@@ -39,6 +40,7 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   p.uvm = config::load_params<uvm::UvmParams>(config);
   p.command_processor = config::load_params<gpu::CommandProcessorParams>(config);
   p.bridge = config::load_params<bridge::BridgeParams>(config);
+  p.host = config::load_params<bridge::HostParams>(config);
   p.sim = config::load_params<SimParams>(config);
 
   std::vector<config::Diagnostic> errors;

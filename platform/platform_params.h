@@ -37,6 +37,7 @@ struct PlatformParams {
   uvm::UvmParams uvm;
   gpu::CommandProcessorParams command_processor;
   bridge::BridgeParams bridge;
+  bridge::HostParams host;
   SimParams sim;
 
   // Loads every module's parameters and checks the rules that tie knobs together; throws

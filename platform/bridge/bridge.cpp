@@ -70,14 +70,7 @@ class Bridge::Wake : public sc_core::sc_prim_channel {
 
 struct Bridge::Slot {
   enum class Phase { Free, Claimed, Active, Faulted, Closing };
-  struct Wait {
-    uint32_t queue = 0;
-    uint32_t index = 0;
-    uint64_t sequence = 0;
-    uint64_t cell = 0;
-    uint64_t value = 0;
-    uint64_t target = 0;  // a sequence (cell == 0), 0: everything queued before
-  };
+  using Wait = Bridge::Condition;
   Phase phase = Phase::Free;
   int64_t peer = -1;  // owner, known from Hello on
   uint64_t epoch = 0;
@@ -126,6 +119,8 @@ struct Bridge::Stats {
   stats::Counter* channels_released;
   stats::Counter* channels_abandoned;
   stats::Counter* host_waits;
+  stats::Counter* host_waits_bounded;
+  stats::Counter* host_waits_expired;
 
   explicit Stats(stats::Registry& registry) {
     stats::Group& g = registry.group("bridge");
@@ -149,12 +144,18 @@ struct Bridge::Stats {
     channels_abandoned = &g.counter("channels_abandoned", "channel",
                                     "channels freed because a client of the same peer marked them Abandoned");
     host_waits = &g.counter("host_waits", "wait", "HostWaiting commands (simulated time advanced for them)");
+    host_waits_bounded = &g.counter("host_waits_bounded", "wait",
+                                    "HostWaiting commands bounded in simulated time (queries of unfinished work)");
+    host_waits_expired = &g.counter("host_waits_expired", "wait",
+                                    "bounded HostWaiting commands whose bound ended them before their condition held");
   }
 };
 
 Bridge::Bridge(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats)
     : sc_module(name), command_out("command_out"), host_memory("host_memory"), params_(params),
-      region_(params.bridge.region_bytes, make_device_info(params)), wake_(std::make_unique<Wake>("wake")),
+      region_(params.bridge.region_bytes, make_device_info(params),
+              static_cast<uint64_t>(std::max<int64_t>(1, std::llround(params.host.query_quantum_ps)))),
+      wake_(std::make_unique<Wake>("wake")),
       stats_(std::make_unique<Stats>(stats)) {
   host_memory.register_b_transport(this, &Bridge::host_access);
   for (auto& flag : cancelled_) flag = false;
@@ -169,6 +170,7 @@ Bridge::Bridge(sc_core::sc_module_name name, const PlatformParams& params, stats
   sc_core::sc_spawn_options service_options;
   service_options.set_stack_size(kServiceStackBytes);
   sc_core::sc_spawn([this] { service(); }, "service", &service_options);
+  sc_core::sc_spawn([this] { deadlines(); }, "deadlines", &service_options);
   sc_core::sc_spawn_options worker_options;
   worker_options.set_stack_size(kWorkerStackBytes);
   for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
@@ -665,46 +667,91 @@ void Bridge::register_wait(uint32_t channel, uint32_t queue, uint32_t index, con
   wait.cell = cell;
   wait.value = command.body.generic.b;
   wait.target = cell == 0 ? command.body.generic.c : 0;
+  const uint64_t bound = command.body.generic.d;
+  if (bound != 0) {
+    // Counted from now: the instant the client's commands were handed over, itself a function of
+    // the command stream (time stood still since its previous wait ended).
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    wait.deadline_ps = bound > UINT64_MAX - now ? UINT64_MAX : now + bound;
+    ++*stats_->host_waits_bounded;
+  }
   s.waits.push_back(wait);
   ++waiting_clients_;
   ++*stats_->host_waits;
+  if (bound != 0) schedule_deadline();
+}
+
+void Bridge::schedule_deadline() {
+  uint64_t earliest = UINT64_MAX;
+  for (const auto& slot : slots_) {
+    for (const Slot::Wait& wait : slot->waits) {
+      if (wait.deadline_ps != 0) earliest = std::min(earliest, wait.deadline_ps);
+    }
+  }
+  if (earliest == UINT64_MAX) return;
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  // An earlier pending notification is kept, a later one replaced (IEEE 1666 notify rules).
+  deadline_event_.notify(sc_core::sc_time::from_value(earliest > now ? earliest - now : 0));
+}
+
+void Bridge::deadlines() {
+  for (;;) {
+    sc_core::wait(deadline_event_);
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
+      const Slot& s = *slots_[c];
+      const bool due = std::any_of(s.waits.begin(), s.waits.end(), [&](const Slot::Wait& w) {
+        return w.deadline_ps != 0 && w.deadline_ps <= now;
+      });
+      if (due) evaluate_waits(c);
+    }
+    schedule_deadline();
+  }
+}
+
+bool Bridge::condition_holds(uint32_t channel, const Condition& wait) const {
+  const Slot& s = *slots_[channel];
+  bool holds = true;
+  if (wait.cell != 0) {
+    holds = load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + wait.cell)) >= wait.value;
+  } else if (wait.target != 0) {
+    // The one command it names: done once no queue holds it any more (a queue's head moves past
+    // an entry only after its completion was posted).
+    for (uint32_t q = 0; q < kQueues && holds; ++q) {
+      const device::CommandQueue& ring = region_.channel(channel).queues[q];
+      const uint32_t tail = load_acquire(ring.tail.value);
+      if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
+      for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
+        const device::Command& entry = ring.entries[i % device::kQueueEntries];
+        holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
+                __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) != wait.target;
+      }
+    }
+  } else {
+    // Everything queued before it: earlier entries of its own queue, and on the other queues
+    // every entry with a smaller sequence (clients number their commands in submission order).
+    holds = static_cast<int32_t>(s.head[wait.queue] - wait.index) > 0;
+    for (uint32_t q = 0; q < kQueues && holds; ++q) {
+      if (q == wait.queue) continue;
+      const device::CommandQueue& ring = region_.channel(channel).queues[q];
+      const uint32_t tail = load_acquire(ring.tail.value);
+      if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
+      for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
+        const device::Command& entry = ring.entries[i % device::kQueueEntries];
+        holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
+                __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) > wait.sequence;
+      }
+    }
+  }
+  return holds;
 }
 
 void Bridge::evaluate_waits(uint32_t channel) {
   Slot& s = *slots_[channel];
+  const uint64_t now = sc_core::sc_time_stamp().value();
   for (auto it = s.waits.begin(); it != s.waits.end();) {
-    bool holds = true;
-    if (it->cell != 0) {
-      holds = load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + it->cell)) >= it->value;
-    } else if (it->target != 0) {
-      // The one command it names: done once no queue holds it any more (a queue's head moves past
-      // an entry only after its completion was posted).
-      for (uint32_t q = 0; q < kQueues && holds; ++q) {
-        const device::CommandQueue& ring = region_.channel(channel).queues[q];
-        const uint32_t tail = load_acquire(ring.tail.value);
-        if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
-        for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
-          const device::Command& entry = ring.entries[i % device::kQueueEntries];
-          holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
-                  __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) != it->target;
-        }
-      }
-    } else {
-      // Everything queued before it: earlier entries of its own queue, and on the other queues
-      // every entry with a smaller sequence (clients number their commands in submission order).
-      holds = static_cast<int32_t>(s.head[it->queue] - it->index) > 0;
-      for (uint32_t q = 0; q < kQueues && holds; ++q) {
-        if (q == it->queue) continue;
-        const device::CommandQueue& ring = region_.channel(channel).queues[q];
-        const uint32_t tail = load_acquire(ring.tail.value);
-        if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
-        for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
-          const device::Command& entry = ring.entries[i % device::kQueueEntries];
-          holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
-                  __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) > it->sequence;
-        }
-      }
-    }
+    // A bounded wait (a query) also ends when its simulated time is up.
+    const bool holds = condition_holds(channel, *it) || (it->deadline_ps != 0 && now >= it->deadline_ps);
     if (!holds) {
       ++it;
       continue;
@@ -712,7 +759,7 @@ void Bridge::evaluate_waits(uint32_t channel) {
     // Time stops here (one waiter fewer), but the client hears of it only once this instant has
     // settled (post_held_completions): what it submits next then lands on a quiet platform at a
     // simulated time fixed by the command stream, not by how fast it or this thread ran.
-    held_.push_back({channel, s.epoch, it->queue, it->sequence});
+    held_.push_back({channel, s.epoch, *it});
     it = s.waits.erase(it);
     --waiting_clients_;
   }
@@ -726,7 +773,10 @@ void Bridge::post_held_completions() {
   for (const Held& h : held) {
     const Slot& s = *slots_[h.channel];
     if (s.epoch != h.epoch || s.phase != Slot::Phase::Active) continue;  // the channel went away meanwhile
-    complete(h.channel, h.queue, h.sequence, Status::Ok, 0, 0, "");
+    // Judged now, once the instant has settled: what the client will find in its completions.
+    const bool satisfied = condition_holds(h.channel, h.wait);
+    if (h.wait.deadline_ps != 0 && !satisfied) ++*stats_->host_waits_expired;
+    complete(h.channel, h.wait.queue, h.wait.sequence, Status::Ok, satisfied ? 1 : 0, 0, "");
   }
 }
 

@@ -19,10 +19,12 @@
 // thread running the simulation asks time_may_advance() and otherwise runs only the current
 // instant's activity, then sleeps on wake_fd(). A satisfied HostWaiting stops time at once but
 // its completion is held back until the instant has settled (holding_completions()), so the
-// client -- which resumes only on that completion -- never races simulated work.
+// client -- which resumes only on that completion -- never races simulated work. A HostWaiting
+// bounded in simulated time (a query, device.h) is also satisfied when its bound is reached: a
+// timed event ends it there, and it settles and completes like any other.
 //
 // Statistics: group "bridge" — peers, doorbells, commands per opcode, completions, errors, ring
-// faults, channels opened and released, host waits.
+// faults, channels opened and released, host waits (bounded ones, and those their bound ended).
 #pragma once
 
 #include <array>
@@ -89,11 +91,20 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
     bool joined;
     int64_t peer;
   };
+  // A HostWaiting's condition (device.h).
+  struct Condition {
+    uint32_t queue = 0;
+    uint32_t index = 0;
+    uint64_t sequence = 0;
+    uint64_t cell = 0;
+    uint64_t value = 0;
+    uint64_t target = 0;       // a sequence (cell == 0), 0: everything queued before
+    uint64_t deadline_ps = 0;  // bounded (d != 0): simulated time at which it ends anyway; 0: none
+  };
   struct Held {
     uint32_t channel;
     uint64_t epoch;
-    uint32_t queue;
-    uint64_t sequence;
+    Condition wait;
   };
 
   // IvshmemServer::Listener (I/O thread).
@@ -117,6 +128,9 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void process(uint32_t channel, uint32_t queue, uint32_t index, const device::Command& command);
   void register_wait(uint32_t channel, uint32_t queue, uint32_t index, const device::Command& command);
   void evaluate_waits(uint32_t channel);
+  bool condition_holds(uint32_t channel, const Condition& wait) const;
+  void deadlines();          // SystemC thread: ends bounded HostWaitings whose time is up
+  void schedule_deadline();  // deadline_event_ at the earliest bound of any waiting client
   void semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command);
   void goodbye(uint32_t channel, uint32_t queue, const device::Command& command);
   // Runs `command` on the command processor; fills status/values/message.
@@ -145,6 +159,7 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   std::array<std::unique_ptr<Slot>, device::kMaxChannels> slots_;
   sc_core::sc_event pass_needed_;  // something changed: run a service pass
   sc_core::sc_event tick_event_;   // every poll interval (re-check semaphores written by hosts)
+  sc_core::sc_event deadline_event_;  // the earliest bound of a bounded HostWaiting is reached
   uint32_t waiting_clients_ = 0;    // unsatisfied HostWaiting commands
   std::vector<Held> held_;          // satisfied HostWaiting commands, completion not yet posted
   uint32_t draining_channels_ = 0;  // departing channels with work still in flight

@@ -1,4 +1,5 @@
-// Knobs of the platform bridge: the ivshmem server and the shared region programs map.
+// Knobs of the platform bridge: the ivshmem server and the shared region programs map, and the
+// host's view of simulated time.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,20 @@ struct BridgeParams {
     k.quantity(&BridgeParams::poll_interval_ps, "platform.bridge.poll_interval", Dimension::Time, "10 ms", "1 ms",
                "100 ms",
                "wall-clock period of the heartbeat and of polling the command queues (doorbells are hints)");
+  }
+};
+
+// How the host's questions meet simulated time (device.h, HostWaiting's bound d).
+struct HostParams {
+  double query_quantum_ps = 0;
+
+  template <class Knobs>
+  static void declare_knobs(Knobs& k) {
+    using config::Dimension;
+    k.quantity(&HostParams::query_quantum_ps, "host.query_quantum", Dimension::Time, "1 us", "1 ns", "1 s",
+               "simulated time a query that finds work unfinished (cudaStreamQuery, cudaEventQuery) lets pass at "
+               "most -- less when the work completes first -- so that a program polling without ever blocking "
+               "still moves its GPU work forward; published in the region header");
   }
 };
 

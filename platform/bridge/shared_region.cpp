@@ -20,7 +20,8 @@ uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignmen
 
 }  // namespace
 
-SharedRegion::SharedRegion(uint64_t bytes, const device::DeviceInfo& device) : bytes_(bytes) {
+SharedRegion::SharedRegion(uint64_t bytes, const device::DeviceInfo& device, uint64_t query_quantum_ps)
+    : bytes_(bytes) {
   if (bytes == 0 || (bytes & (bytes - 1)) != 0) {
     throw std::invalid_argument("shared region size " + std::to_string(bytes) + " is not a power of two");
   }
@@ -60,6 +61,7 @@ SharedRegion::SharedRegion(uint64_t bytes, const device::DeviceInfo& device) : b
   h.window_slice_bytes = slice_bytes_;
   h.platform_pid = static_cast<uint32_t>(::getpid());
   h.device = device;
+  h.query_quantum_ps = query_quantum_ps;
   store_release(h.platform_state, static_cast<uint32_t>(device::PlatformState::Starting));
   store_release(h.magic, device::kMagic);  // last: the header is valid from here on
 }

@@ -24,7 +24,7 @@ class SharedRegion {
   // Creates the memfd of `bytes` (a power of two, large enough for the header, the channels and
   // a 1 MiB window slice per channel) and fills the header (state Starting).
   // Throws std::invalid_argument / std::system_error.
-  SharedRegion(uint64_t bytes, const device::DeviceInfo& device);
+  SharedRegion(uint64_t bytes, const device::DeviceInfo& device, uint64_t query_quantum_ps = 0);
   ~SharedRegion();
   SharedRegion(const SharedRegion&) = delete;
   SharedRegion& operator=(const SharedRegion&) = delete;

@@ -120,7 +120,9 @@ Function* Runtime::function_of(const void* host_function_or_kernel) {
 // Errors.
 
 cudaError_t Runtime::record(cudaError_t error) {
-  if (error != cudaSuccess) last_error_ = error;
+  // cudaErrorNotReady (a query of unfinished work) is "not actually an error" (CUDA's own words):
+  // it never becomes the last error, or a polling loop's next cudaGetLastError would fail.
+  if (error != cudaSuccess && error != cudaErrorNotReady) last_error_ = error;
   return error;
 }
 
@@ -1297,9 +1299,19 @@ cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
 cudaError_t Runtime::stream_query(cudaStream_t stream_handle) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  return query(last_on_queue_[stream->queue]);
+}
+
+cudaError_t Runtime::query(uint64_t sequence) {
   reap();
-  const uint64_t last = last_on_queue_[stream->queue];
-  return last != 0 && pending_.count(last) != 0 ? cudaErrorNotReady : cudaSuccess;
+  if (sequence == 0 || pending_.count(sequence) == 0) return cudaSuccess;
+  // Simulated time advances only while the host waits: a query that finds the work unfinished
+  // lets the platform run for one quantum (host.query_quantum), or until the work completes, so a
+  // program that polls without ever synchronizing still gets its work done (device.h HostWaiting).
+  driver_->query(sequence);
+  if (!driver_->alive()) return wait_for(sequence);  // the platform is gone: its error, not NotReady forever
+  reap();
+  return pending_.count(sequence) != 0 ? cudaErrorNotReady : cudaSuccess;
 }
 
 cudaError_t Runtime::stream_wait_event(cudaStream_t stream_handle, cudaEvent_t event_handle) {
@@ -1361,8 +1373,7 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
 cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
-  reap();
-  return event->sequence != 0 && pending_.count(event->sequence) != 0 ? cudaErrorNotReady : cudaSuccess;
+  return query(event->sequence);
 }
 
 cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEvent_t end_handle) {

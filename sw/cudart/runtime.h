@@ -161,6 +161,9 @@ class Runtime {
   uint64_t submit_raw(uint32_t queue, device::Command command, Pending pending);
   driver::Completion call(uint32_t queue, const device::Command& command);  // synchronous
   cudaError_t wait_for(uint64_t sequence);  // waits, then completes everything that arrived
+  // cudaStreamQuery / cudaEventQuery of `sequence`: cudaSuccess when it has completed, else lets
+  // simulated time advance by at most one query quantum (Driver::query) and says again.
+  cudaError_t query(uint64_t sequence);
   void reap();                              // completes every pending op that has finished
   cudaError_t complete(uint64_t sequence, const driver::Completion& completion);
   cudaError_t status_error(const driver::Completion& completion, const std::string& what);

@@ -237,13 +237,28 @@ std::optional<Completion> Driver::take(uint64_t sequence) {
   return c;
 }
 
-uint64_t Driver::send_host_waiting(uint64_t target, uint32_t queue) {
+uint64_t Driver::send_host_waiting(uint64_t target, uint32_t queue, uint64_t bound_ps) {
   dev::Command waiting{};
   waiting.opcode = static_cast<uint32_t>(dev::Opcode::HostWaiting);
   waiting.body.generic.c = target;
+  waiting.body.generic.d = bound_ps;
   const uint64_t sequence = submit(queue, waiting);
   if (sequence != 0) ignored_[sequence] = true;
   return sequence;
+}
+
+bool Driver::await_host_waiting(uint64_t waiting) {
+  for (;;) {
+    drain();
+    if (ignored_.count(waiting) == 0) return true;  // answered: the instant has settled
+    if (!alive()) return false;
+    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
+      drain();
+      if (ignored_.count(waiting) == 0) return true;
+      mark_lost("the platform closed its connection");
+      return false;
+    }
+  }
 }
 
 void Driver::wait_for_room(uint32_t queue) {
@@ -255,16 +270,24 @@ void Driver::wait_for_room(uint32_t queue) {
   const uint32_t head = load_acquire(q.head.value);
   const uint64_t oldest = __atomic_load_n(&q.entries[head % dev::kQueueEntries].sequence, __ATOMIC_RELAXED);
   const uint64_t waiting = send_host_waiting(oldest, queue);
-  if (waiting == 0) return;
-  for (;;) {
-    drain();
-    if (ignored_.count(waiting) == 0) return;  // answered: the oldest has completed, time stopped
-    if (!alive()) return;
-    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
-      mark_lost("the platform closed its connection");
-      return;
-    }
-  }
+  if (waiting != 0) await_host_waiting(waiting);
+}
+
+uint64_t Driver::query_quantum_ps() const {
+  // Never 0 (which would mean "unbounded" and make a query block like a synchronization).
+  const uint64_t quantum = load_acquire(header().query_quantum_ps);
+  return quantum != 0 ? quantum : 1;
+}
+
+bool Driver::query(uint64_t sequence) {
+  if (sequence == 0 || completed(sequence)) return true;
+  // Not done: let the platform run for one quantum of simulated time (or until it completes),
+  // and go on only once that HostWaiting's completion has come -- after the instant settled, so
+  // everything that finished by then has posted its completion and the program's next commands
+  // land at a simulated time fixed by the command stream (device.h).
+  const uint64_t waiting = send_host_waiting(sequence, 0, query_quantum_ps());
+  if (waiting == 0 || !await_host_waiting(waiting)) return true;  // the platform is gone
+  return completed(sequence);
 }
 
 Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {

@@ -82,6 +82,16 @@ class Driver {
   // completion when the platform disappears.
   Completion wait(uint64_t sequence, std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
   Completion execute(uint32_t queue, const device::Command& command) { return wait(submit(queue, command)); }
+  // A query (cudaStreamQuery, cudaEventQuery): true when `sequence` has completed -- at once, with
+  // simulated time standing still, if its completion has arrived. Otherwise the platform lets
+  // simulated time run for at most its query quantum (RegionHeader::query_quantum_ps; a HostWaiting
+  // naming `sequence`, bounded by it) or until `sequence` completes, whichever comes first, and
+  // this returns once that HostWaiting has completed, time stopped and settled: true when
+  // `sequence` completed meanwhile (take() it), false when it is still running. So a program that
+  // polls without ever blocking moves its work forward by one quantum per query, deterministically.
+  // True (with lost_reason) when the platform is gone.
+  bool query(uint64_t sequence);
+  uint64_t query_quantum_ps() const;
 
   // Checks liveness now; false (and lost_reason) once the platform is gone.
   bool alive();
@@ -97,8 +107,12 @@ class Driver {
   void drain();
   void mark_lost(std::string reason);
   Completion lost_completion(uint64_t sequence) const;
-  // Queues a HostWaiting naming `target` (on `queue`); its sequence, 0 when the platform is gone.
-  uint64_t send_host_waiting(uint64_t target, uint32_t queue = 0);
+  // Queues a HostWaiting naming `target` on `queue`, bounded by `bound_ps` of simulated time (0:
+  // none); its sequence, 0 when the platform is gone.
+  uint64_t send_host_waiting(uint64_t target, uint32_t queue = 0, uint64_t bound_ps = 0);
+  // Waits until the HostWaiting `waiting` has been answered (the instant settled); false when the
+  // platform went away first.
+  bool await_host_waiting(uint64_t waiting);
   // submit() on a full queue: HostWaiting for the queue's oldest command, answered (settled).
   void wait_for_room(uint32_t queue);
   // wait(); `settle` = also wait for the HostWaiting's completion (not for Goodbye, after which

@@ -536,6 +536,95 @@ TEST_F(Commands, CommandsBeforeHelloAreRefused) {
   EXPECT_EQ(ch->completions.entries[0].status, uint32_t(Status::ChannelUnavailable));
 }
 
+// A query's HostWaiting, bounded by `bound` ps, again and again until a 1 MiB copy is done (at
+// most `limit` times). Returns the simulated times of the HostWaitings' completions; the last
+// entry is the copy's completion time (0 when it never completed). `expired` counts the
+// HostWaitings that ended by their bound.
+std::vector<uint64_t> poll_copy(RawClient& client, uint64_t bound, int limit, int* expired = nullptr) {
+  std::vector<uint64_t> times;
+  const uint64_t bytes = 1 << 20;
+  const auto mapped = client.execute(0, RawClient::command(Opcode::MemMap, bytes));
+  EXPECT_EQ(mapped.status, uint32_t(Status::Ok)) << status_text(mapped);
+  const uint64_t host = client.allocate(bytes);
+  const auto nop = client.execute(0, RawClient::command(Opcode::Nop));
+  EXPECT_EQ(nop.status, uint32_t(Status::Ok)) << status_text(nop);
+  // Bounded wait on work that is done: it holds at once and no simulated time passes.
+  const auto idle = client.wait(client.submit(0, RawClient::command(Opcode::HostWaiting, 0, 0, nop.sequence, bound)), false);
+  EXPECT_TRUE(idle.has_value());
+  if (!idle) return times;
+  EXPECT_EQ(idle->status, uint32_t(Status::Ok)) << status_text(*idle);
+  EXPECT_EQ(idle->value0, 1u);
+  EXPECT_EQ(idle->simulated_ps, nop.simulated_ps);
+  times.push_back(idle->simulated_ps);
+
+  const uint64_t copy = client.submit(1, RawClient::command(Opcode::Memcpy, mapped.value0, host, bytes,
+                                                            uint64_t(device::CopyDirection::HostToDevice)));
+  uint64_t previous = idle->simulated_ps;
+  if (expired != nullptr) *expired = 0;
+  for (int i = 0; i < limit; ++i) {
+    const auto waited =
+        client.wait(client.submit(0, RawClient::command(Opcode::HostWaiting, 0, 0, copy, bound)), false);
+    EXPECT_TRUE(waited.has_value()) << "query " << i << ": no completion";
+    if (!waited) break;
+    EXPECT_EQ(waited->status, uint32_t(Status::Ok)) << status_text(*waited);
+    times.push_back(waited->simulated_ps);
+    // The HostWaiting's completion comes after the instant settled: a copy that finished by then
+    // has posted its completion already.
+    const auto copied = client.wait(copy, false, std::chrono::milliseconds(0));
+    if (!copied) {
+      EXPECT_EQ(waited->value0, 0u) << "query " << i;
+      EXPECT_EQ(waited->simulated_ps, previous + bound) << "query " << i << ": time advances by exactly the bound";
+      if (expired != nullptr) ++*expired;
+      previous = waited->simulated_ps;
+      continue;
+    }
+    EXPECT_EQ(copied->status, uint32_t(Status::Ok)) << status_text(*copied);
+    EXPECT_EQ(waited->value0, 1u);
+    EXPECT_GT(copied->simulated_ps, previous);
+    EXPECT_LE(copied->simulated_ps, waited->simulated_ps);
+    EXPECT_LE(waited->simulated_ps, previous + bound) << "time advances by at most the bound";
+    times.push_back(copied->simulated_ps);
+    return times;
+  }
+  times.push_back(0);
+  return times;
+}
+
+// A HostWaiting bounded in simulated time (what a query sends): while the command it names runs
+// on, each one lets exactly its bound of simulated time pass and completes with value0 0; the one
+// in whose bound the command completes ends there, with value0 1, after the command's completion.
+TEST_F(Commands, BoundedHostWaitingAdvancesTimeByAtMostItsBound) {
+  constexpr uint64_t kBound = 2'000'000;  // 2 us
+  int expired = 0;
+  const auto times = poll_copy(*client, kBound, 10000, &expired);
+  ASSERT_GE(times.size(), 3u);
+  EXPECT_NE(times.back(), 0u) << "the copy never completed";
+  EXPECT_GE(expired, 5);  // a 1 MiB copy over PCIe takes tens of microseconds
+  platform->stop();
+  EXPECT_EQ(platform->counter("bridge", "host_waits_bounded"), uint64_t(expired) + 2);
+  EXPECT_EQ(platform->counter("bridge", "host_waits_expired"), uint64_t(expired));
+}
+
+// Nobody waits, nothing moves: without a HostWaiting a queued copy never completes, however long
+// the host polls its completion ring; one bounded HostWaiting moves it by exactly the bound.
+TEST_F(Commands, WithoutAHostWaitingNothingMovesWithABoundedOneTimeDoes) {
+  const uint64_t buffer = map(65536);
+  const uint64_t host = client->allocate(65536);
+  const auto before = client->execute(0, RawClient::command(Opcode::Nop));
+  const uint64_t copy = client->submit(1, RawClient::command(Opcode::Memcpy, buffer, host, 65536,
+                                                             uint64_t(device::CopyDirection::HostToDevice)));
+  EXPECT_FALSE(client->wait(copy, false, std::chrono::milliseconds(200)).has_value());
+  const auto waited =
+      client->wait(client->submit(0, RawClient::command(Opcode::HostWaiting, 0, 0, copy, 1000)), false);
+  ASSERT_TRUE(waited.has_value());
+  EXPECT_EQ(waited->value0, 0u);
+  EXPECT_EQ(waited->simulated_ps, before.simulated_ps + 1000);
+  EXPECT_FALSE(client->wait(copy, false, std::chrono::milliseconds(200)).has_value());  // stopped again
+  const auto done = client->wait(copy, true);  // an unbounded wait finishes it
+  ASSERT_TRUE(done.has_value());
+  EXPECT_STATUS(*done, Status::Ok);
+}
+
 // Same commands, same simulated times: the host's speed does not matter.
 TEST(Determinism, SameCommandsGiveTheSameSimulatedTimes) {
   auto session = [] {
@@ -560,6 +649,20 @@ TEST(Determinism, SameCommandsGiveTheSameSimulatedTimes) {
   ASSERT_EQ(first.size(), 6u);
   EXPECT_EQ(first, second);
   for (size_t i = 1; i < first.size(); ++i) EXPECT_LT(first[i - 1], first[i]);
+}
+
+// Queries too: the same bounded HostWaitings end at the same simulated times in every run.
+TEST(Determinism, SameQueriesGiveTheSameSimulatedTimes) {
+  auto session = [] {
+    RunningPlatform platform;
+    auto client = connect_open(platform.socket_path());
+    return client != nullptr ? poll_copy(*client, 3'000'000, 10000) : std::vector<uint64_t>{};
+  };
+  const auto first = session();
+  const auto second = session();
+  ASSERT_GE(first.size(), 4u);
+  EXPECT_NE(first.back(), 0u);
+  EXPECT_EQ(first, second);
 }
 
 // A program killed in the middle of a kernel: the kernel is cancelled, the channel's memory and

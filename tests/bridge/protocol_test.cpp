@@ -113,7 +113,7 @@ TEST(IvshmemProtocol, DoorbellsReachThePlatform) {
 }
 
 TEST(RegionHeader, DescribesGeometryAndDevice) {
-  const PlatformParams params = test_params({"gpu.sm.count=80"});
+  const PlatformParams params = test_params({"gpu.sm.count=80", "host.query_quantum=5 us"});
   RunningPlatform platform(params);
   std::string error;
   auto client = RawClient::connect(platform.socket_path(), &error);
@@ -142,6 +142,7 @@ TEST(RegionHeader, DescribesGeometryAndDevice) {
   EXPECT_EQ(h.device.global_memory_bytes, uint64_t{16} << 30);
   EXPECT_EQ(h.device.core_clock_khz, 1312000u);
   EXPECT_EQ(h.device.memory_bus_width_bits, 4096u);
+  EXPECT_EQ(h.query_quantum_ps, 5'000'000u);  // host.query_quantum
   // Every channel starts Free with zeroed rings.
   for (uint32_t i = 0; i < device::kMaxChannels; ++i) {
     const auto* ch = reinterpret_cast<const device::Channel*>(client->region() + h.channels_offset + h.channel_bytes * i);

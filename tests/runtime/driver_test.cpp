@@ -14,7 +14,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gpuvp/device.h"
@@ -112,6 +115,13 @@ class FakePlatform {
     return *reinterpret_cast<dev::Channel*>(base_ + header().channels_offset + header().channel_bytes * i);
   }
   void pause_device(bool paused) { paused_ = paused; }
+  // While deferring, the device answers only HostWaiting commands (out of queue order, as the
+  // platform does: a bounded one whose time ran out) and leaves all other work queued.
+  void defer_work(bool deferring) { deferring_ = deferring; }
+  std::vector<dev::Command> host_waits() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return host_waits_;
+  }
   std::atomic<uint64_t> commands{0};
 
  private:
@@ -143,6 +153,20 @@ class FakePlatform {
     }
   }
 
+  bool is_host_waiting(const dev::Command& cmd) {
+    return cmd.opcode == static_cast<uint32_t>(dev::Opcode::HostWaiting);
+  }
+  void post(dev::Channel& ch, uint32_t q, const dev::Command& cmd) {
+    dev::CompletionRing& ring = ch.completions;
+    dev::CompletionRecord& r = ring.entries[ring.tail.value % dev::kCompletionEntries];
+    std::memset(&r, 0, sizeof r);
+    r.sequence = cmd.sequence;
+    r.queue = q;
+    __atomic_store_n(&ring.tail.value, ring.tail.value + 1, __ATOMIC_RELEASE);
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t w = ::write(client_fds_[dev::kVectorCompletion], &one, sizeof one);
+  }
+
   void serve_queues() {
     for (uint32_t c = 0; c < header().max_channels; ++c) {
       dev::Channel& ch = channel(c);
@@ -150,8 +174,22 @@ class FakePlatform {
       for (uint32_t q = 0; q < dev::kQueuesPerChannel; ++q) {
         dev::CommandQueue& queue = ch.queues[q];
         const uint32_t tail = __atomic_load_n(&queue.tail.value, __ATOMIC_ACQUIRE);
+        if (deferring_) {
+          for (uint32_t i = queue.head.value; i != tail; ++i) {
+            const dev::Command& cmd = queue.entries[i % dev::kQueueEntries];
+            if (!is_host_waiting(cmd) || !answered_.insert({c, q, i}).second) continue;
+            record_host_wait(cmd);
+            post(ch, q, cmd);
+          }
+          continue;
+        }
         while (queue.head.value != tail) {
           const dev::Command& cmd = queue.entries[queue.head.value % dev::kQueueEntries];
+          if (is_host_waiting(cmd) && answered_.erase({c, q, queue.head.value}) != 0) {
+            __atomic_store_n(&queue.head.value, queue.head.value + 1, __ATOMIC_RELEASE);
+            continue;
+          }
+          if (is_host_waiting(cmd)) record_host_wait(cmd);
           dev::CompletionRing& ring = ch.completions;
           dev::CompletionRecord& r = ring.entries[ring.tail.value % dev::kCompletionEntries];
           std::memset(&r, 0, sizeof r);
@@ -176,7 +214,16 @@ class FakePlatform {
     }
   }
 
+  void record_host_wait(const dev::Command& cmd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    host_waits_.push_back(cmd);
+  }
+
   bool beat_;
+  std::atomic<bool> deferring_{false};
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> answered_;  // HostWaitings answered ahead of their queue
+  std::mutex mutex_;
+  std::vector<dev::Command> host_waits_;
   std::string directory_, path_;
   int shm_ = -1, listen_ = -1, client_ = -1;
   int platform_fds_[dev::kVectors] = {-1, -1};
@@ -293,6 +340,46 @@ TEST(Driver, FullQueueIsAHostWaitForItsOldestCommand) {
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c.value0, i + 1);
   }
+}
+
+// A query: done work is reported at once (no HostWaiting, so simulated time stands still);
+// unfinished work gets one HostWaiting naming it, bounded by the header's quantum, and the answer
+// comes only once that HostWaiting has completed.
+TEST(Driver, QueryWaitsOneBoundedHostWaitingAndSaysWhetherTheCommandIsDone) {
+  FakePlatform platform;
+  platform.header().query_quantum_ps = 5000;
+  auto driver = open_driver(platform);
+  ASSERT_NE(driver, nullptr);
+  EXPECT_EQ(driver->query_quantum_ps(), 5000u);
+
+  const uint64_t done = driver->submit(0, nop(1));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!driver->completed(done) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  const size_t waits_before = platform.host_waits().size();
+  EXPECT_TRUE(driver->query(done));
+  EXPECT_EQ(platform.host_waits().size(), waits_before);
+  ASSERT_TRUE(driver->take(done).has_value());
+
+  platform.defer_work(true);
+  const uint64_t running = driver->submit(1, nop(2));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(driver->query(running));
+    const auto waits = platform.host_waits();
+    ASSERT_EQ(waits.size(), waits_before + i + 1);
+    EXPECT_EQ(waits.back().body.generic.a, 0u);
+    EXPECT_EQ(waits.back().body.generic.c, running);
+    EXPECT_EQ(waits.back().body.generic.d, 5000u);
+  }
+  EXPECT_FALSE(driver->take(running).has_value());
+  platform.defer_work(false);
+  bool finished = false;
+  for (int i = 0; i < 1000 && !finished; ++i) finished = driver->query(running);
+  ASSERT_TRUE(finished);
+  const auto completion = driver->take(running);
+  ASSERT_TRUE(completion.has_value());
+  EXPECT_TRUE(completion->ok());
+  EXPECT_EQ(completion->value0, 3u);
+  EXPECT_TRUE(driver->alive());
 }
 
 TEST(Driver, SocketClosedIsDetectedQuickly) {

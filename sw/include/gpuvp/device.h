@@ -43,8 +43,11 @@
 // driver says so with kHostWaiting (naming what it waits for) before it blocks, and resumes only
 // once that HostWaiting's completion has arrived -- posted after simulated time stopped and the
 // instant settled -- so every command takes effect at a simulated time fixed by the command
-// stream alone. The platform reports simulated timestamps in completions (for
-// cudaEventElapsedTime).
+// stream alone. A client that only asks whether work is done (cudaStreamQuery, cudaEventQuery)
+// sends a HostWaiting bounded in simulated time (d, below; the platform's quantum is in
+// RegionHeader::query_quantum_ps), so a program that polls without ever blocking still moves its
+// work forward, by at most one quantum per query. The platform reports simulated timestamps in
+// completions (for cudaEventElapsedTime).
 #pragma once
 
 #include <cstddef>
@@ -53,9 +56,11 @@
 namespace gpuvp::device {
 
 inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
-inline constexpr uint32_t kVersion = 2;  // 2: HostWaiting on one sequence (c), completion after settling
+inline constexpr uint32_t kVersion = 3;  // 2: HostWaiting on one sequence (c), completion after settling
                                          // (MemAdvise and HostAccess were added without a bump:
                                          // an older platform answers them InvalidCommand)
+                                         // 3: HostWaiting bounded in simulated time (d),
+                                         // RegionHeader::query_quantum_ps
 
 inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
 inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
@@ -111,11 +116,14 @@ struct RegionHeader {
   uint32_t platform_pid;
   uint64_t heartbeat;           // incremented by the platform at least every 100 ms while alive
   DeviceInfo device;
-  uint8_t reserved[kHeaderBytes - 80 - sizeof(DeviceInfo)];
+  uint64_t query_quantum_ps;    // simulated time one query of unfinished work may let pass
+                                // (knob host.query_quantum): the d of a query's HostWaiting
+  uint8_t reserved[kHeaderBytes - 80 - sizeof(DeviceInfo) - 8];
 };
 static_assert(sizeof(RegionHeader) == kHeaderBytes, "RegionHeader is one page");
 static_assert(offsetof(RegionHeader, heartbeat) == 72, "RegionHeader layout is part of the protocol");
 static_assert(offsetof(RegionHeader, device) == 80, "RegionHeader layout is part of the protocol");
+static_assert(offsetof(RegionHeader, query_quantum_ps) == 272, "RegionHeader layout is part of the protocol");
 
 // ---------------------------------------------------------------------------------------------
 // Commands: fixed 128-byte records.
@@ -139,7 +147,8 @@ enum class Opcode : uint32_t {
                         //    simulated time (ps) to the following u64 cell
   SemaphoreWait = 12,   // a: host address of a u64 cell, b: value; the queue stalls until cell >= value
   HostWaiting = 13,     // the client is about to block: simulated time may advance.
-                        // a: host address of a u64 cell (0: none), b: value, c: a sequence (0: none).
+                        // a: host address of a u64 cell (0: none), b: value, c: a sequence (0: none),
+                        // d: a bound in simulated picoseconds (0: none).
                         //   a != 0: the client blocks until cell >= value;
                         //   a == 0, c != 0: until the command with sequence c has completed (its
                         //     completion is posted; a sequence not in any queue holds at once);
@@ -147,14 +156,19 @@ enum class Opcode : uint32_t {
                         //     completed (the earlier entries of its own queue and, on the other
                         //     queues, every command with a smaller sequence -- so number commands
                         //     in submission order).
+                        //   d != 0: OR until simulated time has advanced by d from when the platform
+                        //     took the HostWaiting (queries: "let the GPU run for a moment"); the
+                        //     condition, and the deadline, are checked in that order.
                         // Taken OUT OF QUEUE ORDER: the platform honours it as soon as it sees it,
                         // on any queue, and lets simulated time advance while the condition does
                         // not hold. Once it holds, simulated time stops there; the platform lets
                         // the current instant's activity settle and only then posts this command's
-                        // completion. A client that resumes only after that completion therefore
-                        // issues its next commands at a simulated time that is a pure function of
-                        // the command stream (never of how fast the host ran). Simulated time
-                        // stands still while no client of the platform is waiting.
+                        // completion (Ok; value0 = 1 when the condition held when it was posted,
+                        // 0 when the bound ended the wait first). A client that resumes only after
+                        // that completion therefore issues its next commands at a simulated time
+                        // that is a pure function of the command stream (never of how fast the host
+                        // ran); every completion of work that finished by then is posted before it.
+                        // Simulated time stands still while no client of the platform is waiting.
   Hello = 14,           // first command of a channel: a: client pid; -> value0: channel index.
                         // Turns a Claimed channel Active; anything else on a Claimed channel
                         // gets ChannelUnavailable.
