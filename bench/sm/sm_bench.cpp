@@ -89,10 +89,11 @@ int main(int argc, char** argv) {
   memory::AddressMap map(mp.l2, mp.hbm);
   gpu::Crossbar crossbar("crossbar", mp.crossbar, map, core.cluster_count(), stats, "gpu.crossbar");
   memory::HbmController hbm("hbm", mp.hbm, map, stats, "memory.hbm");
+  memory::L2SliceGroup l2_group(map.slices());
   std::vector<std::unique_ptr<memory::L2Slice>> slices;
   for (uint32_t s = 0; s < map.slices(); ++s) {
     slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), mp.l2, map, s, stats,
-                                                       "memory.l2[" + std::to_string(s) + "]"));
+                                                       "memory.l2[" + std::to_string(s) + "]", &l2_group));
     crossbar.slice.bind(slices.back()->in);
     slices.back()->dram.bind(hbm.socket);
   }

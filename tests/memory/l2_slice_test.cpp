@@ -198,4 +198,18 @@ TEST(L2Slice, FullMshrsBackPressureTheInput) {
 }
 
 }  // namespace
+// The slices of one memory system share their group's process; a group gives each index to one
+// slice only, and knows only its own indices.
+TEST(L2Slice, AGroupTakesEachSliceIndexOnce) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const auto p = testing::load_params();
+  const AddressMap map(p.l2, p.hbm);
+  L2SliceGroup group(2);
+  L2Slice first("l2_0", p.l2, map, 0, stats, "memory.l2[0]", &group);
+  EXPECT_THROW(L2Slice("l2_0b", p.l2, map, 0, stats, "memory.l2[0b]", &group), std::invalid_argument);
+  EXPECT_THROW(L2Slice("l2_2", p.l2, map, 2, stats, "memory.l2[2]", &group), std::invalid_argument);
+  L2Slice second("l2_1", p.l2, map, 1, stats, "memory.l2[1]", &group);
+}
+
 }  // namespace gpuvp::memory

@@ -20,6 +20,7 @@ struct MemorySystem {
   stats::Registry stats;
   std::unique_ptr<AddressMap> map;
   std::unique_ptr<gpu::Crossbar> crossbar;
+  std::unique_ptr<L2SliceGroup> l2_group;
   std::vector<std::unique_ptr<L2Slice>> slices;
   std::unique_ptr<HbmController> hbm;
   std::vector<std::unique_ptr<TrafficGenerator>> generators;
@@ -32,9 +33,10 @@ struct MemorySystem {
     map = std::make_unique<AddressMap>(p.l2, p.hbm);
     crossbar = std::make_unique<gpu::Crossbar>("crossbar", p.crossbar, *map, ports, stats, "gpu.crossbar");
     hbm = std::make_unique<HbmController>("hbm", p.hbm, *map, stats, "memory.hbm");
+    l2_group = std::make_unique<L2SliceGroup>(map->slices());
     for (uint32_t s = 0; s < map->slices(); ++s) {
       slices.push_back(std::make_unique<L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, *map, s, stats,
-                                                 "memory.l2[" + std::to_string(s) + "]"));
+                                                 "memory.l2[" + std::to_string(s) + "]", l2_group.get()));
       crossbar->slice.bind(slices.back()->in);
       slices.back()->dram.bind(hbm->socket);
     }

@@ -60,6 +60,7 @@ struct GpuTiming::Impl {
   GpuCore core;
   Crossbar crossbar;
   memory::HbmController hbm;
+  memory::L2SliceGroup l2_group;  // the slices' one wake process
   std::vector<std::unique_ptr<memory::L2Slice>> slices;
   sc_core::sc_event finished;
   stats::Group& group;
@@ -83,6 +84,7 @@ struct GpuTiming::Impl {
              }),
         crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
         hbm("hbm", p.hbm, map, stats, "memory.hbm"),
+        l2_group(map.slices()),
         group(stats.group("gpu")),
         kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
         cycles(group.counter("cycles", "cycle", "core cycles of kernels, submission to last CTA done")),
@@ -90,7 +92,7 @@ struct GpuTiming::Impl {
         sms(p.sm.count) {
     for (uint32_t s = 0; s < map.slices(); ++s) {
       slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map, s, stats,
-                                                         "memory.l2[" + std::to_string(s) + "]"));
+                                                         "memory.l2[" + std::to_string(s) + "]", &l2_group));
       bind_traced(crossbar.slice, slices.back()->in, tracer, monitors, "l2");
       bind_traced(slices.back()->dram, hbm.socket, tracer, monitors, "dram");
     }

@@ -17,7 +17,7 @@ bool is_atomic(AccessKind k) { return k == AccessKind::Atomic || k == AccessKind
 }  // namespace
 
 L2Slice::L2Slice(sc_core::sc_module_name name, const L2Params& params, const AddressMap& map, uint32_t index,
-                 stats::Registry& stats, const std::string& stats_path)
+                 stats::Registry& stats, const std::string& stats_path, L2SliceGroup* group)
     : sc_core::sc_module(name),
       in("in"),
       dram("dram"),
@@ -59,37 +59,23 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Params& params, const Add
 
   in.register_nb_transport_fw(this, &L2Slice::nb_transport_fw);
   dram.register_nb_transport_bw(this, &L2Slice::nb_transport_bw);
-  join_shared_wakes();
+  if (group == nullptr) {
+    own_group_ = std::make_unique<L2SliceGroup>(index_ + 1);
+    group = own_group_.get();
+  }
+  if (index_ >= group->slices_.size() || group->slices_[index_] != nullptr)
+    throw std::invalid_argument("L2Slice: slice index outside its group, or taken by another slice");
+  group->slices_[index_] = this;
+  group_ = group;
 }
 
-// Every slice of one simulation and address map shares one WakeQueue (one process for all
-// slices; keys slice * 3 + {process, respond, dram}: same-instant wakes run in slice order).
-// A slice whose index is already taken there (a second GPU on the same map) gets its own.
-struct L2Slice::SharedWakes {
-  explicit SharedWakes(uint32_t slices)
-      : slices(slices, nullptr), queue("l2_wake", slices * kWakeKinds, [this](uint32_t key) {
-          if (L2Slice* s = this->slices[key / kWakeKinds]) s->on_wake(key % kWakeKinds);
-        }) {}
-  std::vector<L2Slice*> slices;
-  WakeQueue queue;
-};
+L2SliceGroup::L2SliceGroup(uint32_t slices)
+    : slices_(slices, nullptr), queue_("l2_wake", slices * kWakeKinds, [this](uint32_t key) {
+        if (L2Slice* s = slices_[key / kWakeKinds]) s->on_wake(key % kWakeKinds);
+      }) {}
 
 L2Slice::~L2Slice() {
-  if (wakes_ && wakes_->slices[index_] == this) wakes_->slices[index_] = nullptr;
-}
-
-void L2Slice::join_shared_wakes() {
-  using Key = std::pair<sc_core::sc_simcontext*, const AddressMap*>;
-  static std::map<Key, std::weak_ptr<SharedWakes>> registry;
-  const Key key{sc_core::sc_get_curr_simcontext(), &map_};
-  for (auto it = registry.begin(); it != registry.end();) it = it->second.expired() ? registry.erase(it) : std::next(it);
-  std::shared_ptr<SharedWakes> shared = registry[key].lock();
-  if (!shared || shared->slices.size() <= index_ || shared->slices[index_] != nullptr) {
-    shared = std::make_shared<SharedWakes>(std::max(map_.slices(), index_ + 1));
-    if (registry[key].expired()) registry[key] = shared;
-  }
-  shared->slices[index_] = this;
-  wakes_ = std::move(shared);
+  if (group_->slices_[index_] == this) group_->slices_[index_] = nullptr;
 }
 
 void L2Slice::on_wake(uint32_t kind) {
@@ -99,7 +85,7 @@ void L2Slice::on_wake(uint32_t kind) {
 }
 
 void L2Slice::wake_at(uint32_t kind, uint64_t time_ps) {
-  wakes_->queue.at(index_ * kWakeKinds + kind, std::max<uint64_t>(time_ps, sc_core::sc_time_stamp().value()));
+  group_->queue_.at(index_ * kWakeKinds + kind, std::max<uint64_t>(time_ps, sc_core::sc_time_stamp().value()));
 }
 
 tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {

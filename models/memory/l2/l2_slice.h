@@ -29,8 +29,8 @@
 // fills, then END_REQ is withheld: back-pressure) when no MSHR is free, the MSHR's merge slots
 // are full, every way of the set waits on a fill, or the DRAM queue is full.
 // Sector mask of a request: its GpuExtension::sector_mask when set, else the sectors its
-// address and length cover. A slice with nothing queued schedules no events. All slices of one
-// simulation and address map run in one process (a shared WakeQueue, models/memory/wake_queue.h):
+// address and length cover. A slice with nothing queued schedules no events. The slices of one
+// memory system run in one process, their L2SliceGroup's WakeQueue (models/memory/wake_queue.h):
 // same-instant wakes run in slice order, and per slice pipeline, then responses, then DRAM.
 //
 // Statistics (group `stats_path`, e.g. "memory.l2[3]"): accesses, loads, stores, atomics,
@@ -59,15 +59,34 @@
 
 namespace gpuvp::memory {
 
+class L2Slice;
+
+// The one wake process that the slices of one memory system share: whoever builds the slices
+// owns it (before them, during elaboration) and hands it to each. A slice built without one runs
+// its own.
+class L2SliceGroup {
+ public:
+  explicit L2SliceGroup(uint32_t slices);
+  L2SliceGroup(const L2SliceGroup&) = delete;
+  L2SliceGroup& operator=(const L2SliceGroup&) = delete;
+
+ private:
+  friend class L2Slice;
+  static constexpr uint32_t kWakeProcess = 0, kWakeRespond = 1, kWakeDram = 2, kWakeKinds = 3;
+  std::vector<L2Slice*> slices_;  // [slice index]; keys are slice * kWakeKinds + kind
+  WakeQueue queue_;
+};
+
 class L2Slice : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<L2Slice> in;
   tlm_utils::simple_initiator_socket<L2Slice> dram;
 
   // `map` (which must outlive the slice) tells the slice its lines' local index and rebuilds
-  // a victim's address; `index` is this slice's number in the map.
+  // a victim's address; `index` is this slice's number in the map; `group` (outliving the
+  // slice; null: a process of its own) runs its wakes.
   L2Slice(sc_core::sc_module_name name, const L2Params& params, const AddressMap& map, uint32_t index,
-          stats::Registry& stats, const std::string& stats_path);
+          stats::Registry& stats, const std::string& stats_path, L2SliceGroup* group = nullptr);
   ~L2Slice() override;
   L2Slice(const L2Slice&) = delete;
   L2Slice& operator=(const L2Slice&) = delete;
@@ -100,9 +119,9 @@ class L2Slice : public sc_core::sc_module {
     tlm::tlm_generic_payload* gp;
   };
   enum class Outcome { Done, Stall };
-  struct SharedWakes;
-  static constexpr uint32_t kWakeProcess = 0, kWakeRespond = 1, kWakeDram = 2, kWakeKinds = 3;
-  void join_shared_wakes();
+  friend class L2SliceGroup;
+  static constexpr uint32_t kWakeProcess = L2SliceGroup::kWakeProcess, kWakeRespond = L2SliceGroup::kWakeRespond,
+                            kWakeDram = L2SliceGroup::kWakeDram, kWakeKinds = L2SliceGroup::kWakeKinds;
   void on_wake(uint32_t kind);
   void wake_at(uint32_t kind, uint64_t time_ps);  // at least the current time
 
@@ -146,7 +165,8 @@ class L2Slice : public sc_core::sc_module {
   Ring<DramItem> dram_queue_;
   tlm::tlm_generic_payload* dram_in_flight_ = nullptr;  // BEGIN_REQ sent, END_REQ awaited
   PayloadPool pool_;
-  std::shared_ptr<SharedWakes> wakes_;  // the process of every slice (see join_shared_wakes)
+  std::unique_ptr<L2SliceGroup> own_group_;  // when built without a group
+  L2SliceGroup* group_;                      // runs this slice's wakes
 
   stats::Counter &accesses_, &loads_, &stores_, &atomics_, &sector_accesses_, &sector_hits_, &sector_misses_,
       &mshr_allocations_, &mshr_merges_, &stalls_, &writebacks_, &writeback_sectors_, &dram_reads_;
