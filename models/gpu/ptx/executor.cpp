@@ -180,14 +180,26 @@ struct Frame {
   uint32_t callee;
 };
 
+// An allocator whose resize() leaves new elements uninitialised: init_cta clears the registers
+// that need it (a fresh warp's registers are not zeroed twice, nor those its kernel defines first).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U> struct rebind { using other = UninitializedAllocator<U>; };
+  UninitializedAllocator() = default;
+  template <typename U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct Warp {
   uint32_t index = 0;
   uint32_t valid_mask = 0;
   uint32_t exited_mask = 0;
   uint32_t blocked_mask = 0;  // waiting at a barrier
   std::array<uint32_t, kBarrierCount> barrier_waiters{};
-  std::vector<uint64_t> registers;  // [register][lane]
-  bool registers_zeroed = false;    // just allocated (zero): init_cta need not clear them again
+  std::vector<uint64_t, UninitializedAllocator<uint64_t>> registers;  // [register][lane]
   std::vector<uint32_t> predicates; // [predicate] -> lane mask
   std::array<uint64_t, kWarpSize> keys{};
   std::array<uint32_t, kWarpSize> frame_base{};
@@ -297,9 +309,7 @@ class LaunchRun {
       auto& warps = ctas_.back()->warps;
       warps.resize(warps_per_cta_);
       for (auto& warp : warps) {
-        warp.registers.assign(static_cast<size_t>(total_registers_) * kWarpSize, 0);
-        warp.predicates.assign(total_predicates_, 0);
-        warp.registers_zeroed = true;
+        warp.registers.resize(static_cast<size_t>(total_registers_) * kWarpSize);  // init_cta clears
       }
     }
     CtaState& state = *ctas_[slot];
@@ -417,6 +427,7 @@ class LaunchRun {
   const LaunchConfig config_;
   uint32_t warps_per_cta_ = 0;
   uint32_t total_registers_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> clear_ranges_;  // [first, end) register rows init_cta clears
   uint32_t total_predicates_ = 0;
   uint32_t shared_bytes_ = 0;
   std::vector<std::unique_ptr<CtaState>> ctas_;
@@ -492,6 +503,57 @@ class LaunchRun {
     for (size_t f = 0; f < program_.functions.size(); ++f) {
       if (reachable[f]) build_info(static_cast<uint32_t>(f));
     }
+    build_clear_ranges();
+  }
+
+  // Registers a reused CTA slot must clear (its previous CTA's values must not leak into a
+  // result): every register except those of the kernel function that its straight-line entry
+  // prefix writes before any read. Every lane starts at pc 0 and runs that prefix (unguarded,
+  // no control transfer, whitelisted opcodes that write whole 64-bit slots of every active
+  // lane) before anything else, so those registers are defined before they can be read. Only
+  // used for full warps (a partial warp's invalid lanes never write, and shfl may read them).
+  void build_clear_ranges() {
+    const ir::Function& function = program_.functions[kernel_.function_index];
+    std::vector<uint8_t> state(function.register_count, 0);  // 1 defined first, 2 read first
+    auto read = [&](const Operand& op) {
+      if ((op.kind == OperandKind::kRegister || (op.kind == OperandKind::kMemory && op.memory_base == ir::MemoryBase::kRegister)) &&
+          op.index < state.size() && state[op.index] == 0)
+        state[op.index] = 2;
+    };
+    for (const Instruction& inst : function.body) {
+      bool ok = !inst.has_guard && inst.operand_count >= 1;
+      switch (inst.opcode) {
+        case Opcode::kLd: ok = ok && inst.space == ir::Space::kParam; break;
+        case Opcode::kMov: case Opcode::kCvta: case Opcode::kMad: case Opcode::kMul: case Opcode::kAdd:
+        case Opcode::kSub: case Opcode::kShl: case Opcode::kShr: case Opcode::kAnd: case Opcode::kOr:
+        case Opcode::kXor: case Opcode::kCvt: case Opcode::kSetp:
+          break;
+        default: ok = false; break;
+      }
+      if (!ok) break;
+      for (int i = 0; i < inst.operand_count; ++i) {
+        if (inst.operands[i].kind == OperandKind::kVector) ok = false;
+      }
+      if (!ok) break;
+      const int ndst = inst.opcode == Opcode::kSetp ? 2 : 1;
+      for (int i = 0; i < inst.operand_count; ++i) {
+        if (i >= ndst || inst.operands[i].kind == OperandKind::kMemory) read(inst.operands[i]);
+      }
+      for (int i = 0; i < ndst && i < inst.operand_count; ++i) {
+        const Operand& op = inst.operands[i];
+        if (op.kind == OperandKind::kRegister && op.index < state.size() && state[op.index] == 0) state[op.index] = 1;
+      }
+    }
+    clear_ranges_.clear();
+    const uint32_t base = register_base_[kernel_.function_index];
+    uint32_t start = 0;
+    bool open = false;
+    for (uint32_t r = 0; r <= total_registers_; ++r) {
+      const bool skip = r < total_registers_ && r >= base && r - base < state.size() && state[r - base] == 1;
+      const bool clear = r < total_registers_ && !skip;
+      if (clear && !open) { start = r; open = true; }
+      if (!clear && open) { clear_ranges_.push_back({start, r}); open = false; }
+    }
   }
 
   void build_info(uint32_t fi);
@@ -517,11 +579,14 @@ class LaunchRun {
       warp.exited_mask = 0;
       warp.blocked_mask = 0;
       warp.barrier_waiters.fill(0);
-      if (!warp.registers_zeroed) {
+      if (warp.valid_mask == kFullMask) {
+        for (const auto& range : clear_ranges_)
+          std::fill(warp.registers.begin() + static_cast<ptrdiff_t>(range.first) * kWarpSize,
+                    warp.registers.begin() + static_cast<ptrdiff_t>(range.second) * kWarpSize, 0);
+      } else {
         std::fill(warp.registers.begin(), warp.registers.end(), 0);
-        std::fill(warp.predicates.begin(), warp.predicates.end(), 0);
       }
-      warp.registers_zeroed = false;
+      warp.predicates.assign(total_predicates_, 0);
       warp.issued = 0;
       for (int lane = 0; lane < kWarpSize; ++lane) {
         const uint32_t t = first + static_cast<uint32_t>(lane);

@@ -574,6 +574,7 @@ struct Sm::Impl {
 
   uint32_t coalesce(uint32_t lanes, uint64_t* lines, uint8_t* masks) const {
     uint32_t n = 0;
+    uint32_t i = 0;  // the entry the previous piece went to (lines are unique: a hit there is the search's answer)
     for (; lanes; lanes &= lanes - 1) {
       const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))];
       uint64_t address = a.address;
@@ -582,14 +583,16 @@ struct Sm::Impl {
         const uint64_t line = address & ~uint64_t{kLineBytes - 1};
         const uint64_t line_end = std::min<uint64_t>(end, line + kLineBytes);
         const uint8_t mask = sectors_within_line(address, line_end);
-        uint32_t i = 0;
-        while (i < n && lines[i] != line) ++i;
-        if (i == n) {
-          if (n == kMaxLines) i = n - 1;  // cannot happen for aligned accesses of <= 32 B
-          else {
-            lines[n] = line;
-            masks[n] = 0;
-            ++n;
+        if (n == 0 || lines[i] != line) {
+          i = 0;
+          while (i < n && lines[i] != line) ++i;
+          if (i == n) {
+            if (n == kMaxLines) i = n - 1;  // cannot happen for aligned accesses of <= 32 B
+            else {
+              lines[n] = line;
+              masks[n] = 0;
+              ++n;
+            }
           }
         }
         masks[i] = static_cast<uint8_t>(masks[i] | mask);
