@@ -1,6 +1,7 @@
 // `gpuvp boot` end to end (issue 8): a Linux guest in QEMU (TCG) whose GPU is the platform runs
 // unmodified nvcc-built CUDA programs with gpuvp's libcudart over the guest transport.
-//   - co-verification, every workload of sw/workloads and a program that fills the device queues:
+//   - co-verification, every workload of sw/workloads, a program that fills the device queues and
+//     the unified-memory suite's deterministic programs (host faults on managed pages, advice):
 //     the device statistics of the programs run in the guest equal, byte for byte, those of the
 //     same programs run natively against one platform (`gpuvp serve`), the bridge's host-side
 //     counters excepted (they count wall-clock meetings of host and platform); the programs check
@@ -141,17 +142,34 @@ const std::vector<std::string> kWorkloadNames = {GPUVP_WORKLOAD_LIST(GPUVP_WORKL
 #undef GPUVP_WORKLOAD_NAME
 
 struct CoVerified {
-  std::string name;    // as the guest runs it, and in its PASS line
-  std::string native;  // the same binary on this host
+  std::string name;                 // the command the guest runs
+  std::vector<std::string> native;  // the same binary on this host, with the same arguments
+  std::string pass;                 // the line (start) the program prints once its results check out
 };
 
-// The workloads, then tests/runtime's full_queues: 8 streams of 300 commands before one
-// synchronize (full device queues: the driver waits for room as a waiting host; up to 2040
-// commands outstanding), whose timing the guest's slower host must not change either.
+// The unified-memory suite's programs co-verified in the guest (sw/workloads/uvm/uvm_suite.cu):
+// host faults on managed pages (SIGSEGV handler, mprotect, HostAccess) in first-touch, retouch
+// and partial-touch patterns, advice (read duplication, remote mapping, accessed-by, preferred
+// device), prefetches both ways, managed memcpy/memset and chained kernels. Left out: `threads`
+// (its statistics depend on the host threads' interleaving by design), and the fault-bound or
+// oversubscribing ones that cost TCG time without adding a host-side path (random, strided,
+// oversub, concurrent).
+const std::vector<std::string> kUvmPrograms = {"stream",   "retouch",    "partial",    "readmostly",  "prefhost",
+                                               "chain",    "prefetch",   "copies",     "accessedby",  "prefdevice",
+                                               "adviseerrors"};
+
+// The workloads, tests/runtime's full_queues: 8 streams of 300 commands before one synchronize
+// (full device queues: the driver waits for room as a waiting host; up to 2040 commands
+// outstanding), whose timing the guest's slower host must not change either; then the UVM suite.
 std::vector<CoVerified> co_verified() {
   std::vector<CoVerified> programs;
-  for (const std::string& name : kWorkloadNames) programs.push_back({name, kWorkloads + "/workload_" + name});
-  programs.push_back({"full_queues", kRtPrograms + "/full_queues"});
+  for (const std::string& name : kWorkloadNames) {
+    programs.push_back({name, {kWorkloads + "/workload_" + name}, "PASS " + name + ":"});
+  }
+  programs.push_back({"full_queues", {kRtPrograms + "/full_queues"}, "PASS full_queues:"});
+  for (const std::string& name : kUvmPrograms) {
+    programs.push_back({"uvm_suite " + name, {kWorkloads + "/uvm_suite", name}, "PASS uvm " + name + "\n"});
+  }
   return programs;
 }
 
@@ -159,7 +177,7 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
   const std::string guest_stats = ::testing::TempDir() + "/guest_guest.json";
   const std::vector<CoVerified> programs = co_verified();
-  ASSERT_GE(programs.size(), 29u);
+  ASSERT_GE(programs.size(), 29u + kUvmPrograms.size());
 
   // Natively: the programs one after another against one platform.
   std::vector<std::string> native_out;
@@ -169,9 +187,9 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
     ASSERT_FALSE(socket.empty()) << serve.out();
     for (const CoVerified& program : programs) {
       const ProcessResult r =
-          run({program.native}, seconds(300), {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
+          run(program.native, seconds(300), {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
       ASSERT_EQ(r.exit_code, 0) << program.name << "\n" << describe(r);
-      ASSERT_NE(r.out.find("PASS " + program.name + ":"), std::string::npos) << describe(r);
+      ASSERT_NE(r.out.find(program.pass), std::string::npos) << describe(r);
       native_out.push_back(r.out);
     }
     ::kill(serve.pid(), SIGTERM);
