@@ -9,7 +9,7 @@ set -eu
 build=${1:-build}
 gpuvp="$build/platform/cli/gpuvp"
 [ -x "$gpuvp" ] || gpuvp=$(find "$build" -name gpuvp -type f -perm -u+x | head -n 1)
-suite="$build/tests/uvm/uvm_suite"
+suite="$build/sw/workloads/bin/uvm_suite"
 [ -x "$gpuvp" ] && [ -x "$suite" ] || { echo "uvm_bench: build gpuvp and gpuvp_uvm_suite first ($build)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

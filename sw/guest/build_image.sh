@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the gpuvp guest image: the kernel (fetch_kernel.sh: Debian's package, cached) and an
 # initramfs with busybox-static, the init script, the guest tool (gpuvp-guest), the nvcc-built
-# workloads and every shared library they load (gpuvp's libcudart.so.13 from the build; the
-# host's libstdc++, libc, ... and ld.so, as ldd lists them).
+# workloads, the unified-memory suite (uvm_suite) and every shared library they load (gpuvp's
+# libcudart.so.13 from the build; the host's libstdc++, libc, ... and ld.so, as ldd lists them).
 #
 #   sw/guest/build_image.sh OUT_DIR BUILD_DIR
 # writes OUT_DIR/vmlinux (a link to the cached kernel) and OUT_DIR/initramfs.cpio. Reproducible:
@@ -50,6 +50,11 @@ if [ -d "$workload_dir" ]; then
     ln -s "$w" "$root/gpuvp/bin/${w#workload_}"
     programs+=("$root/gpuvp/bin/$w")
   done
+fi
+# The unified-memory suite (sw/workloads/uvm): `uvm_suite NAME` in the guest.
+if [ -x "$workload_dir/uvm_suite" ]; then
+  install -m 0755 "$workload_dir/uvm_suite" "$root/gpuvp/bin/uvm_suite"
+  programs+=("$root/gpuvp/bin/uvm_suite")
 fi
 for extra in ${GPUVP_GUEST_EXTRA_PROGRAMS:-}; do
   install -m 0755 "$extra" "$root/gpuvp/bin/$(basename "$extra")"

@@ -1,6 +1,7 @@
 // `gpuvp boot` end to end (issue 8): a Linux guest in QEMU (TCG) whose GPU is the platform runs
 // unmodified nvcc-built CUDA programs with gpuvp's libcudart over the guest transport.
-//   - co-verification, every workload of sw/workloads and a program that fills the device queues:
+//   - co-verification, every workload of sw/workloads, a program that fills the device queues and
+//     the unified-memory suite's deterministic programs (host faults on managed pages, advice):
 //     the device statistics of the programs run in the guest equal, byte for byte, those of the
 //     same programs run natively against one platform (`gpuvp serve`), the bridge's host-side
 //     counters excepted (they count wall-clock meetings of host and platform); the programs check
@@ -141,17 +142,36 @@ const std::vector<std::string> kWorkloadNames = {GPUVP_WORKLOAD_LIST(GPUVP_WORKL
 #undef GPUVP_WORKLOAD_NAME
 
 struct CoVerified {
-  std::string name;    // as the guest runs it, and in its PASS line
-  std::string native;  // the same binary on this host
+  std::string name;                 // the command the guest runs
+  std::vector<std::string> native;  // the same binary on this host, with the same arguments
+  std::string pass;                 // the line (start) the program prints once its results check out
 };
 
-// The workloads, then tests/runtime's full_queues: 8 streams of 300 commands before one
-// synchronize (full device queues: the driver waits for room as a waiting host; up to 2040
-// commands outstanding), whose timing the guest's slower host must not change either.
+// The unified-memory suite's programs co-verified in the guest (sw/workloads/uvm/uvm_suite.cu):
+// every one but `threads`, whose statistics depend on the host threads' interleaving by design
+// (it runs in the guest, values checked, in KilledGuestProgramIsFreed...). Host faults on managed
+// pages (the runtime's SIGSEGV handler, mprotect, HostAccess; the read/write bit of the fault's
+// error code decides what the GMMU is told) in first-touch, retouch and partial-touch patterns,
+// advice (read duplication, remote mapping, accessed-by, preferred device), prefetches both
+// ways, managed memcpy/memset, oversubscription, concurrent kernels, chained kernels. About 15 s
+// in the guest, 10 s natively.
+const std::vector<std::string> kUvmPrograms = {"stream",     "random",     "strided",    "oversub",
+                                               "prefetch",   "retouch",    "partial",    "concurrent",
+                                               "copies",     "readmostly", "prefhost",   "accessedby",
+                                               "prefdevice", "adviseerrors", "chain"};
+
+// The workloads, tests/runtime's full_queues: 8 streams of 300 commands before one synchronize
+// (full device queues: the driver waits for room as a waiting host; up to 2040 commands
+// outstanding), whose timing the guest's slower host must not change either; then the UVM suite.
 std::vector<CoVerified> co_verified() {
   std::vector<CoVerified> programs;
-  for (const std::string& name : kWorkloadNames) programs.push_back({name, kWorkloads + "/workload_" + name});
-  programs.push_back({"full_queues", kRtPrograms + "/full_queues"});
+  for (const std::string& name : kWorkloadNames) {
+    programs.push_back({name, {kWorkloads + "/workload_" + name}, "PASS " + name + ":"});
+  }
+  programs.push_back({"full_queues", {kRtPrograms + "/full_queues"}, "PASS full_queues:"});
+  for (const std::string& name : kUvmPrograms) {
+    programs.push_back({"uvm_suite " + name, {kWorkloads + "/uvm_suite", name}, "PASS uvm " + name + "\n"});
+  }
   return programs;
 }
 
@@ -159,7 +179,7 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   const std::string native_stats = ::testing::TempDir() + "/guest_native.json";
   const std::string guest_stats = ::testing::TempDir() + "/guest_guest.json";
   const std::vector<CoVerified> programs = co_verified();
-  ASSERT_GE(programs.size(), 29u);
+  ASSERT_GE(programs.size(), 29u + kUvmPrograms.size());
 
   // Natively: the programs one after another against one platform.
   std::vector<std::string> native_out;
@@ -169,9 +189,9 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
     ASSERT_FALSE(socket.empty()) << serve.out();
     for (const CoVerified& program : programs) {
       const ProcessResult r =
-          run({program.native}, seconds(300), {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
+          run(program.native, seconds(300), {{"GPUVP_SOCKET", socket}, {"LD_LIBRARY_PATH", kCudartDir}});
       ASSERT_EQ(r.exit_code, 0) << program.name << "\n" << describe(r);
-      ASSERT_NE(r.out.find("PASS " + program.name + ":"), std::string::npos) << describe(r);
+      ASSERT_NE(r.out.find(program.pass), std::string::npos) << describe(r);
       native_out.push_back(r.out);
     }
     ::kill(serve.pid(), SIGTERM);
@@ -210,12 +230,14 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
 
 TEST(GuestBoot, KilledGuestProgramIsFreedAndKilledQemuEndsThePlatformCleanly) {
   const std::string stats = ::testing::TempDir() + "/guest_faults.json";
-  Process boot({kGpuvp, "boot", "--image", kImage, "--guest-run", "endless_kernel die; vector_add; endless_kernel wait",
-                "--stats", stats});
+  // uvm_suite threads: host threads fault managed pages concurrently in the guest (values checked;
+  // its statistics depend on the threads' interleaving, so it is not co-verified).
+  Process boot({kGpuvp, "boot", "--image", kImage, "--guest-run",
+                "endless_kernel die; vector_add; uvm_suite threads; endless_kernel wait", "--stats", stats});
   // The first program dies mid-kernel; the platform frees its channel and serves the next.
   ASSERT_TRUE(boot.wait_for_output("PASS vector_add", kBootTimeout)) << boot.out();
   EXPECT_NE(boot.out().find("freed channel 0 of process"), std::string::npos) << boot.out();
-  // The third one blocks in a kernel that never ends; then QEMU dies under it.
+  // The fourth one blocks in a kernel that never ends; then QEMU dies under it.
   ASSERT_TRUE(wait_for_count(boot, "kernel running", 2, seconds(120))) << boot.out();
   std::ifstream children("/proc/" + std::to_string(boot.pid()) + "/task/" + std::to_string(boot.pid()) + "/children");
   pid_t qemu = 0;
@@ -225,10 +247,12 @@ TEST(GuestBoot, KilledGuestProgramIsFreedAndKilledQemuEndsThePlatformCleanly) {
   EXPECT_FALSE(r.timed_out) << describe(r);
   EXPECT_EQ(r.exit_code, 137) << describe(r);  // the first non-zero program exit code: the killed one
   EXPECT_NE(r.err.find("QEMU was killed by signal 9"), std::string::npos) << describe(r);
-  EXPECT_NE(r.err.find("QEMU ended before the guest finished its programs (2 of 3 reported)"), std::string::npos)
+  EXPECT_NE(r.err.find("QEMU ended before the guest finished its programs (3 of 4 reported)"), std::string::npos)
       << describe(r);
   EXPECT_NE(r.err.find("[0] endless_kernel die: exit 137"), std::string::npos) << describe(r);
   EXPECT_NE(r.err.find("[1] vector_add: exit 0"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("[2] uvm_suite threads: exit 0"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("PASS uvm threads"), std::string::npos) << describe(r);
   const nlohmann::json j = nlohmann::json::parse(slurp(stats));
   EXPECT_EQ(j["run"]["groups"]["bridge"]["counters"]["channels_abandoned"]["value"], 1) << j["run"]["groups"]["bridge"].dump(2);
 }
