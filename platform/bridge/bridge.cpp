@@ -21,7 +21,11 @@ using device::Opcode;
 using device::Status;
 
 constexpr uint32_t kQueues = device::kQueuesPerChannel;
-constexpr size_t kMaxPendingCompletions = 64;   // per channel, before its queues pause
+// Completions a channel may have beyond its full ring before its queues pause. A driver drains its
+// ring whenever it waits, so it never has more unread completions than it can have commands queued:
+// with this many the pause never touches it (it would come at a simulated time set by how fast the
+// host reads), and it still bounds the memory a client that never reads can cost.
+constexpr size_t kMaxPendingCompletions = size_t{device::kQueuesPerChannel} * device::kQueueEntries;
 constexpr size_t kWorkerStackBytes = 8u << 20;  // the functional executor runs on these stacks
 constexpr size_t kServiceStackBytes = 1u << 20;
 constexpr uint32_t kOpcodeCount = 18;
@@ -85,7 +89,19 @@ struct Bridge::Slot {
   std::deque<device::CompletionRecord> pending;
   std::vector<Wait> waits;
   std::set<std::pair<uint32_t, uint32_t>> registered;  // HostWaiting entries (queue, index) already taken
+  // Each queue's SemaphoreWait in progress (cell 0: none), woken only once its cell holds the value.
+  struct Semaphore {
+    uint64_t cell = 0;
+    uint64_t value = 0;
+  };
+  std::array<Semaphore, kQueues> semaphores{};
+  // When the device's writes into the window (PCIe posted writes, host_access) have all landed.
+  // Cells -- SemaphoreWait's and HostWaiting's -- are judged only from then on, so a wall-clock
+  // poll never sees a write before its simulated arrival.
+  uint64_t writes_land_ps = 0;
+  bool writes_landing = false;  // some have not been judged yet
   sc_core::sc_event work[kQueues];
+  sc_core::sc_event semaphore_ready[kQueues];
   sc_core::sc_event changed;
 
   void reset() {
@@ -100,6 +116,9 @@ struct Bridge::Slot {
     pending.clear();
     waits.clear();
     registered.clear();
+    semaphores.fill({});
+    writes_land_ps = 0;
+    writes_landing = false;
   }
 };
 
@@ -318,7 +337,6 @@ void Bridge::service_pass() {
   const bool ticked = tick_pending_.exchange(false);
   if (ticked) {
     ++*stats_->polls;
-    tick_event_.notify(sc_core::SC_ZERO_TIME);
   }
   for (uint32_t c = 0; c < device::kMaxChannels; ++c) scan_channel(c);
   // Hand control back to the thread running the simulation now and then (stop conditions).
@@ -405,26 +423,10 @@ void Bridge::scan_channel(uint32_t channel) {
     if (s.pending.empty() && load_acquire(ch.completions.head.value) == s.completion_tail) begin_release(channel);
     return;
   }
-  // New commands are handed to the queues' workers only while the client is blocked: it has queued
-  // a HostWaiting (or filled a queue, so its driver waits for room). Everything it queued until
-  // then is released in one pass, so what the platform starts together -- and in which order at
-  // the current instant -- is a function of the command stream, never of how the client's writes
-  // and this thread's passes happened to interleave in wall-clock time.
-  // (A Claimed channel's commands -- Hello, or refusals -- never touch the GPU: they go at once.)
-  bool client_blocked = !s.waits.empty() || s.phase == Slot::Phase::Claimed;
-  for (uint32_t q = 0; q < kQueues && !client_blocked; ++q) {
-    const uint32_t tail = load_acquire(ch.queues[q].tail.value);
-    if (tail - s.head[q] >= device::kQueueEntries) client_blocked = true;
-    for (uint32_t i = s.head[q]; i != tail && !client_blocked; ++i) {
-      const device::Command& entry = ch.queues[q].entries[i % device::kQueueEntries];
-      client_blocked = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting);
-    }
-  }
-  for (uint32_t q = 0; q < kQueues; ++q) {
-    const uint32_t tail = load_acquire(ch.queues[q].tail.value);
-    if (tail == s.head[q]) continue;
-    if (s.phase == Slot::Phase::Active) {
-      // HostWaiting is honoured out of queue order: look ahead of the queue's head for it.
+  // HostWaiting is honoured out of queue order: take every new one, wherever it sits in its queue.
+  if (s.phase == Slot::Phase::Active) {
+    for (uint32_t q = 0; q < kQueues; ++q) {
+      const uint32_t tail = load_acquire(ch.queues[q].tail.value);
       uint32_t position = static_cast<int32_t>(s.scanned[q] - s.head[q]) > 0 ? s.scanned[q] : s.head[q];
       for (; position != tail; ++position) {
         const device::Command& entry = ch.queues[q].entries[position % device::kQueueEntries];
@@ -437,11 +439,42 @@ void Bridge::scan_channel(uint32_t channel) {
       }
       s.scanned[q] = position;
     }
-    if (client_blocked) {
+  }
+  // New commands are handed to the queues' workers only while the client is blocked: a HostWaiting
+  // of it is unanswered (or it filled a queue, so its driver waits for room). Everything it queued
+  // until then is released in one pass, so what the platform starts together -- and in which order
+  // at the current instant -- is a function of the command stream, never of how the client's writes
+  // and this thread's passes happened to interleave in wall-clock time. An answered HostWaiting
+  // that still sits in its queue behind a running command (it names a command of another queue)
+  // blocks nothing: its client is running again.
+  // (A Claimed channel's commands -- Hello, or refusals -- never touch the GPU: they go at once.)
+  bool client_blocked = !s.waits.empty() || s.phase == Slot::Phase::Claimed;
+  for (uint32_t q = 0; q < kQueues && !client_blocked; ++q) {
+    client_blocked = load_acquire(ch.queues[q].tail.value) - s.head[q] >= device::kQueueEntries;
+  }
+  if (client_blocked) {
+    for (uint32_t q = 0; q < kQueues; ++q) {
+      const uint32_t tail = load_acquire(ch.queues[q].tail.value);
+      if (tail == s.head[q]) continue;
       s.released[q] = tail;
       s.work[q].notify(sc_core::SC_ZERO_TIME);
     }
   }
+  // Cells are judged once the device's writes into the window have landed (this pass runs then),
+  // and what the host wrote counts while it is blocked: a running host's write is taken with the
+  // commands it queues before it next waits, never at a pass that wall-clock time happened to bring.
+  bool judge_cells = client_blocked;
+  if (s.writes_landing) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (now < s.writes_land_ps) {
+      pass_needed_.notify(sc_core::sc_time::from_value(s.writes_land_ps - now));
+      judge_cells = false;
+    } else {
+      s.writes_landing = false;
+      judge_cells = true;
+    }
+  }
+  if (judge_cells) wake_semaphores(channel);
   evaluate_waits(channel);
 }
 
@@ -469,6 +502,7 @@ void Bridge::fault(uint32_t channel, const std::string& problem) {
   const int64_t owner = s.peer >= 0 ? s.peer : int64_t{load_acquire(ch.control.owner_peer)};
   if (server_ != nullptr && server_->ring(owner, device::kVectorCompletion)) ++*stats_->doorbells_sent;
   s.changed.notify(sc_core::SC_ZERO_TIME);
+  for (auto& event : s.semaphore_ready) event.notify(sc_core::SC_ZERO_TIME);  // they end
   update_time_gate();
 }
 
@@ -485,6 +519,7 @@ void Bridge::begin_release(uint32_t channel) {
     ++draining_channels_;
     s.changed.notify(sc_core::SC_ZERO_TIME);
     for (auto& event : s.work) event.notify(sc_core::SC_ZERO_TIME);
+    for (auto& event : s.semaphore_ready) event.notify(sc_core::SC_ZERO_TIME);  // they end
   } else {
     finish_release(channel);
   }
@@ -750,8 +785,10 @@ void Bridge::evaluate_waits(uint32_t channel) {
   Slot& s = *slots_[channel];
   const uint64_t now = sc_core::sc_time_stamp().value();
   for (auto it = s.waits.begin(); it != s.waits.end();) {
-    // A bounded wait (a query) also ends when its simulated time is up.
-    const bool holds = condition_holds(channel, *it) || (it->deadline_ps != 0 && now >= it->deadline_ps);
+    // A bounded wait (a query) also ends when its simulated time is up. A cell counts once the
+    // device's writes have landed.
+    const bool judged = it->cell == 0 || now >= s.writes_land_ps;
+    const bool holds = (judged && condition_holds(channel, *it)) || (it->deadline_ps != 0 && now >= it->deadline_ps);
     if (!holds) {
       ++it;
       continue;
@@ -790,11 +827,29 @@ void Bridge::semaphore_wait(uint32_t channel, uint32_t queue, const device::Comm
     return;
   }
   const auto* word = reinterpret_cast<const uint64_t*>(region_.base() + cell);
+  // Woken only once the cell holds the value and the device's writes have landed (scan_channel), never
+  // by a mere wall-clock poll: the queue moves on at a simulated instant set by the command stream.
+  s.semaphores[queue] = {cell, value};
   while (load_acquire(*word) < value) {
-    if (s.phase != Slot::Phase::Active) return;  // closing or faulted: no completion
-    sc_core::wait(s.changed | tick_event_);
+    if (s.phase != Slot::Phase::Active) {  // closing or faulted: no completion
+      s.semaphores[queue] = {};
+      return;
+    }
+    sc_core::wait(s.semaphore_ready[queue]);
   }
+  s.semaphores[queue] = {};
   complete(channel, queue, command.sequence, Status::Ok, 0, 0, "");
+}
+
+void Bridge::wake_semaphores(uint32_t channel) {
+  Slot& s = *slots_[channel];
+  for (uint32_t q = 0; q < kQueues; ++q) {
+    const Slot::Semaphore& semaphore = s.semaphores[q];
+    if (semaphore.cell != 0 && load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + semaphore.cell)) >=
+                                   semaphore.value) {
+      s.semaphore_ready[q].notify(sc_core::SC_ZERO_TIME);
+    }
+  }
 }
 
 void Bridge::goodbye(uint32_t channel, uint32_t queue, const device::Command& command) {
@@ -855,7 +910,7 @@ void Bridge::flush(uint32_t channel) {
   }
 }
 
-void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time&) {
+void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   gpu::DmaExtension* extension = nullptr;
   payload.get_extension(extension);
   const uint64_t address = payload.get_address();
@@ -879,6 +934,11 @@ void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time&) {
       __atomic_thread_fence(__ATOMIC_RELEASE);
       std::memcpy(host, payload.get_data_ptr(), length);
     }
+    // Semaphores and HostWaiting cells see it when it lands (the link annotated its arrival).
+    Slot& s = *slots_[extension->channel];
+    s.writes_land_ps = std::max<uint64_t>(s.writes_land_ps, sc_core::sc_time_stamp().value() + delay.value());
+    s.writes_landing = true;
+    pass_needed_.notify(delay);
   }
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }

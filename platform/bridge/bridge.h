@@ -22,6 +22,11 @@
 // client -- which resumes only on that completion -- never races simulated work. A HostWaiting
 // bounded in simulated time (a query, device.h) is also satisfied when its bound is reached: a
 // timed event ends it there, and it settles and completes like any other.
+// Nothing that wall-clock time brings (a poll tick, a doorbell) may change what the device does:
+// a client's commands are released only while it waits (an answered HostWaiting still sitting in
+// its queue does not count); a SemaphoreWait moves on when the device's write to its cell lands
+// (the PCIe link's annotated arrival) or, for a cell the host wrote, when the host next waits;
+// HostWaiting cells are judged only once the device's writes have landed.
 //
 // Statistics: group "bridge" — peers, doorbells, commands per opcode, completions, errors, ring
 // faults, channels opened and released, host waits (bounded ones, and those their bound ended).
@@ -132,6 +137,7 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void deadlines();          // SystemC thread: ends bounded HostWaitings whose time is up
   void schedule_deadline();  // deadline_event_ at the earliest bound of any waiting client
   void semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command);
+  void wake_semaphores(uint32_t channel);  // the SemaphoreWaits whose cells now hold their values
   void goodbye(uint32_t channel, uint32_t queue, const device::Command& command);
   // Runs `command` on the command processor; fills status/values/message.
   void forward(uint32_t channel, uint32_t queue, const device::Command& command, device::CompletionRecord& record,
@@ -158,7 +164,6 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   std::vector<int64_t> connected_;  // sorted peer ids
   std::array<std::unique_ptr<Slot>, device::kMaxChannels> slots_;
   sc_core::sc_event pass_needed_;  // something changed: run a service pass
-  sc_core::sc_event tick_event_;   // every poll interval (re-check semaphores written by hosts)
   sc_core::sc_event deadline_event_;  // the earliest bound of a bounded HostWaiting is reached
   uint32_t waiting_clients_ = 0;    // unsatisfied HostWaiting commands
   std::vector<Held> held_;          // satisfied HostWaiting commands, completion not yet posted

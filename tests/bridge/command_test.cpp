@@ -492,6 +492,47 @@ TEST_F(Commands, SimulatedTimeStandsStillUntilTheHostWaits) {
   EXPECT_GT(done->simulated_ps, 0u);
 }
 
+// A HostWaiting naming a command of another queue may sit in its own queue behind a command that
+// is still running after it was answered. Its client runs again from then on: what it queues next
+// must wait for its next HostWaiting, or when it starts would depend on the platform's passes.
+TEST_F(Commands, AnsweredHostWaitingLeftInItsQueueReleasesNothing) {
+  const uint64_t cells = client->allocate(64, 64);
+  auto* cell = static_cast<uint64_t*>(client->at(cells));
+  const uint64_t stalled = client->submit(0, RawClient::command(Opcode::SemaphoreWait, cells, 1));
+  const uint64_t first = client->submit(1, RawClient::command(Opcode::Nop));
+  const uint64_t waiting = client->submit(0, RawClient::command(Opcode::HostWaiting, 0, 0, first));
+  const auto answered = client->wait(waiting, false);
+  ASSERT_TRUE(answered.has_value());
+  EXPECT_STATUS(*answered, Status::Ok);
+  ASSERT_TRUE(client->wait(first, false).has_value());
+  // The HostWaiting is still in queue 0, behind the semaphore; the client is not blocked.
+  const uint64_t later = client->submit(1, RawClient::command(Opcode::Nop));
+  EXPECT_FALSE(client->wait(later, false, std::chrono::milliseconds(300)).has_value());
+  EXPECT_TRUE(client->wait(later, true).has_value());  // now it waits: the Nop runs
+  __atomic_store_n(cell, 1u, __ATOMIC_RELEASE);
+  EXPECT_TRUE(client->wait(stalled, true).has_value());
+}
+
+// A running host's write to a semaphore cell is taken when the host next waits, with what it
+// queued meanwhile, never at whichever wall-clock poll came first: until then its queue stays put.
+TEST_F(Commands, HostWrittenSemaphoreCountsWhenTheHostWaits) {
+  const uint64_t cells = client->allocate(64, 64);
+  auto* cell = static_cast<uint64_t*>(client->at(cells));
+  const uint64_t stalled = client->submit(1, RawClient::command(Opcode::SemaphoreWait, cells, 1));
+  const uint64_t behind = client->submit(1, RawClient::command(Opcode::Nop));
+  const uint64_t other = client->submit(2, RawClient::command(Opcode::Nop));
+  // Everything is released; the host waits for `other` only, and queue 1 waits for its cell.
+  const uint64_t waiting = client->submit(0, RawClient::command(Opcode::HostWaiting, 0, 0, other));
+  ASSERT_TRUE(client->wait(waiting, false).has_value());
+  ASSERT_TRUE(client->wait(other, false).has_value());
+  __atomic_store_n(cell, 1u, __ATOMIC_RELEASE);
+  EXPECT_FALSE(client->wait(stalled, false, std::chrono::milliseconds(300)).has_value());  // many polls later
+  const auto done = client->wait(behind, true);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_STATUS(*done, Status::Ok);
+  EXPECT_TRUE(client->wait(stalled, false).has_value());
+}
+
 TEST_F(Commands, GoodbyeFreesTheChannel) {
   map(1 << 20);
   kernels();
