@@ -744,41 +744,36 @@ void Bridge::deadlines() {
   }
 }
 
-bool Bridge::condition_holds(uint32_t channel, const Condition& wait) const {
+bool Bridge::no_pending_entry(uint32_t channel, uint32_t skipped_queue,
+                              const std::function<bool(uint64_t sequence)>& counts) const {
   const Slot& s = *slots_[channel];
-  bool holds = true;
-  if (wait.cell != 0) {
-    holds = load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + wait.cell)) >= wait.value;
-  } else if (wait.target != 0) {
-    // The one command it names: done once no queue holds it any more (a queue's head moves past
-    // an entry only after its completion was posted).
-    for (uint32_t q = 0; q < kQueues && holds; ++q) {
-      const device::CommandQueue& ring = region_.channel(channel).queues[q];
-      const uint32_t tail = load_acquire(ring.tail.value);
-      if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
-      for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
-        const device::Command& entry = ring.entries[i % device::kQueueEntries];
-        holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
-                __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) != wait.target;
-      }
-    }
-  } else {
-    // Everything queued before it: earlier entries of its own queue, and on the other queues
-    // every entry with a smaller sequence (clients number their commands in submission order).
-    holds = static_cast<int32_t>(s.head[wait.queue] - wait.index) > 0;
-    for (uint32_t q = 0; q < kQueues && holds; ++q) {
-      if (q == wait.queue) continue;
-      const device::CommandQueue& ring = region_.channel(channel).queues[q];
-      const uint32_t tail = load_acquire(ring.tail.value);
-      if (tail - s.head[q] > device::kQueueEntries) break;  // corrupt: the scan faults the channel
-      for (uint32_t i = s.head[q]; i != tail && holds; ++i) {
-        const device::Command& entry = ring.entries[i % device::kQueueEntries];
-        holds = __atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) ||
-                __atomic_load_n(&entry.sequence, __ATOMIC_RELAXED) > wait.sequence;
-      }
+  for (uint32_t q = 0; q < kQueues; ++q) {
+    if (q == skipped_queue) continue;
+    const device::CommandQueue& ring = region_.channel(channel).queues[q];
+    const uint32_t tail = load_acquire(ring.tail.value);
+    if (tail - s.head[q] > device::kQueueEntries) return true;  // corrupt: the scan faults the channel
+    for (uint32_t i = s.head[q]; i != tail; ++i) {
+      const device::Command& entry = ring.entries[i % device::kQueueEntries];
+      if (__atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting)) continue;
+      if (counts(__atomic_load_n(&entry.sequence, __ATOMIC_RELAXED))) return false;
     }
   }
-  return holds;
+  return true;
+}
+
+bool Bridge::condition_holds(uint32_t channel, const Condition& wait) const {
+  if (wait.cell != 0) {
+    return load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + wait.cell)) >= wait.value;
+  }
+  if (wait.target != 0) {
+    // The one command it names: done once no queue holds it any more (a queue's head moves past
+    // an entry only after its completion was posted).
+    return no_pending_entry(channel, kQueues, [&](uint64_t sequence) { return sequence == wait.target; });
+  }
+  // Everything queued before it: earlier entries of its own queue, and on the other queues every
+  // entry with a smaller sequence (clients number their commands in submission order).
+  return static_cast<int32_t>(slots_[channel]->head[wait.queue] - wait.index) > 0 &&
+         no_pending_entry(channel, wait.queue, [&](uint64_t sequence) { return sequence <= wait.sequence; });
 }
 
 void Bridge::evaluate_waits(uint32_t channel) {

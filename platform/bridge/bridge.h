@@ -35,6 +35,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -134,6 +135,10 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void register_wait(uint32_t channel, uint32_t queue, uint32_t index, const device::Command& command);
   void evaluate_waits(uint32_t channel);
   bool condition_holds(uint32_t channel, const Condition& wait) const;
+  // Whether no command still in the channel's queues (but `skipped_queue`'s; HostWaitings aside)
+  // has a sequence that `counts`.
+  bool no_pending_entry(uint32_t channel, uint32_t skipped_queue,
+                        const std::function<bool(uint64_t sequence)>& counts) const;
   void deadlines();          // SystemC thread: ends bounded HostWaitings whose time is up
   void schedule_deadline();  // deadline_event_ at the earliest bound of any waiting client
   void semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command);

@@ -247,18 +247,28 @@ uint64_t Driver::send_host_waiting(uint64_t target, uint32_t queue, uint64_t bou
   return sequence;
 }
 
-bool Driver::await_host_waiting(uint64_t waiting) {
+bool Driver::poll_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto start = Clock::now();
   for (;;) {
     drain();
-    if (ignored_.count(waiting) == 0) return true;  // answered: the instant has settled
+    if (done()) return true;
     if (!alive()) return false;
+    if (timeout != std::chrono::milliseconds::max() && Clock::now() - start > timeout) {
+      mark_lost("the platform did not answer within " + std::to_string(timeout.count()) + " ms");
+      return false;
+    }
     if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
       drain();
-      if (ignored_.count(waiting) == 0) return true;
+      if (done()) return true;
       mark_lost("the platform closed its connection");
       return false;
     }
   }
+}
+
+bool Driver::await_host_waiting(uint64_t waiting) {
+  // Answered once the instant has settled.
+  return poll_until([&] { return ignored_.count(waiting) == 0; }, std::chrono::milliseconds::max());
 }
 
 void Driver::wait_for_room(uint32_t queue) {
@@ -297,7 +307,6 @@ Completion Driver::wait(uint64_t sequence, std::chrono::milliseconds timeout) {
 Completion Driver::wait_settled(uint64_t sequence, std::chrono::milliseconds timeout, bool settle) {
   if (sequence == 0) return lost_completion(0);
   if (auto done = take(sequence); done) return *done;
-  const auto start = Clock::now();
   // The HostWaiting names exactly the awaited command, so simulated time stops when that command
   // completes. Its own completion comes once the platform has stopped time and let the instant
   // settle: only then may this program go on, or its next commands would land at a simulated time
@@ -305,7 +314,6 @@ Completion Driver::wait_settled(uint64_t sequence, std::chrono::milliseconds tim
   const uint64_t waiting = send_host_waiting(sequence);
   std::optional<Completion> result;
   auto finished = [&] {
-    drain();
     if (!result) {
       if (const auto it = done_.find(sequence); it != done_.end()) {
         result = std::move(it->second);
@@ -314,19 +322,8 @@ Completion Driver::wait_settled(uint64_t sequence, std::chrono::milliseconds tim
     }
     return result.has_value() && (!settle || waiting == 0 || ignored_.count(waiting) == 0);
   };
-  for (;;) {
-    if (finished()) return *result;
-    if (!alive()) return lost_completion(sequence);
-    if (timeout != std::chrono::milliseconds::max() && Clock::now() - start > timeout) {
-      mark_lost("the platform did not answer within " + std::to_string(timeout.count()) + " ms");
-      return lost_completion(sequence);
-    }
-    if (transport_->wait_for_doorbell(options_.poll_interval) == WaitResult::PlatformGone) {
-      if (finished()) return *result;
-      mark_lost("the platform closed its connection");
-      return lost_completion(sequence);
-    }
-  }
+  if (poll_until(finished, timeout)) return *result;
+  return lost_completion(sequence);
 }
 
 }  // namespace gpuvp::driver

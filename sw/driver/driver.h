@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,9 @@ class Driver {
   // Waits until the HostWaiting `waiting` has been answered (the instant settled); false when the
   // platform went away first.
   bool await_host_waiting(uint64_t waiting);
+  // Drains completions and waits for doorbells until `done` holds (true), or the platform is gone
+  // or `timeout` has passed (false; the driver is then lost).
+  bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds timeout);
   // submit() on a full queue: HostWaiting for the queue's oldest command, answered (settled).
   void wait_for_room(uint32_t queue);
   // wait(); `settle` = also wait for the HostWaiting's completion (not for Goodbye, after which
