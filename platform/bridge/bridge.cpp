@@ -268,10 +268,9 @@ void Bridge::peer_left(int64_t peer) {
   --peers_connected_;
   // Stop the dead program's kernels now, even while the simulation thread is inside one.
   for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
-    const auto& control = region_.channel(c).control;
-    if (load_acquire(control.state) != u32(ChannelState::Free) && int64_t{load_acquire(control.owner_peer)} == peer) {
-      cancelled_[c] = true;
-    }
+    cancel_now(c, [peer](const device::ChannelControl& control) {
+      return load_acquire(control.state) != u32(ChannelState::Free) && int64_t{load_acquire(control.owner_peer)} == peer;
+    });
   }
   {
     std::lock_guard<std::mutex> lock(events_mutex_);
@@ -286,10 +285,22 @@ void Bridge::doorbell(uint32_t vector) {
     ++doorbells_total_;
     // An abandoned channel's kernels stop now, even while the simulation thread is inside one.
     for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
-      if (load_acquire(region_.channel(c).control.state) == u32(ChannelState::Abandoned)) cancelled_[c] = true;
+      cancel_now(c, [](const device::ChannelControl& control) {
+        return load_acquire(control.state) == u32(ChannelState::Abandoned);
+      });
     }
   }
   poke();
+}
+
+void Bridge::cancel_now(uint32_t channel, const std::function<bool(const device::ChannelControl&)>& doomed) {
+  const device::ChannelControl& control = region_.channel(channel).control;
+  const uint32_t generation = load_acquire(control.generation);
+  if (!doomed(control)) return;
+  cancelled_[channel] = true;
+  // The simulation thread may have released the channel meanwhile (its generation moves first),
+  // and another program claimed it: that one's kernels are not to be stopped.
+  if (load_acquire(control.generation) != generation) cancelled_[channel] = false;
 }
 
 void Bridge::tick() {

@@ -120,6 +120,9 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void tick() override;
   void stop_asked() override;
   void poke();
+  // Stops `channel`'s kernels at once if `doomed` says so of its control block, unless the channel
+  // was released meanwhile.
+  void cancel_now(uint32_t channel, const std::function<bool(const device::ChannelControl&)>& doomed);
 
   // SystemC side.
   void service();

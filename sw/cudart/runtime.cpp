@@ -1384,8 +1384,10 @@ cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEven
   if (start->disable_timing || end->disable_timing || start->value == 0 || end->value == 0) {
     return cudaErrorInvalidResourceHandle;
   }
-  reap();
-  if (pending_.count(start->sequence) != 0 || pending_.count(end->sequence) != 0) return cudaErrorNotReady;
+  // Unfinished events: like a query, the platform runs one quantum, so polling for the time ends.
+  for (const Event* event : {start, end}) {
+    if (const cudaError_t e = query(event->sequence); e != cudaSuccess) return e;
+  }
   uint64_t start_ps = 0;
   uint64_t end_ps = 0;
   std::memcpy(&start_ps, static_cast<uint8_t*>(driver_->pointer(start->cell)) + 8, 8);

@@ -5,6 +5,7 @@
 // must therefore end, after a number of queries that depends only on the program. Each loop is
 // bounded, so a platform that never moves the work on fails here instead of hanging. Results are
 // checked against the CPU; the query counts are printed (identical runs print the same).
+// cudaEventElapsedTime on unfinished events answers cudaErrorNotReady the same way.
 #include <cstdio>
 #include <vector>
 
@@ -101,6 +102,17 @@ int main() {
   const int legacy_queries = poll([&] { return cudaStreamQuery(0); });
   if (legacy_queries < 0) return fail("cudaStreamQuery(0) never said cudaSuccess", kQueryLimit);
 
+  // 4. cudaEventElapsedTime polled until both events are done (it says cudaErrorNotReady before).
+  EXPECT_CUDA(cudaEventRecord(start, stream), cudaSuccess);
+  churn_kernel<<<kBlocks, kThreads, 0, stream>>>(d_in, d_in, 800);
+  EXPECT_CUDA(cudaGetLastError(), cudaSuccess);
+  EXPECT_CUDA(cudaEventRecord(stop, stream), cudaSuccess);
+  float elapsed_ms = 0;
+  const int elapsed_queries = poll([&] { return cudaEventElapsedTime(&elapsed_ms, start, stop); });
+  if (elapsed_queries < 0) return fail("cudaEventElapsedTime never said cudaSuccess", kQueryLimit);
+  if (elapsed_queries < 1) return fail("cudaEventElapsedTime found a fresh kernel done", elapsed_queries);
+  if (!(elapsed_ms > 0 && elapsed_ms < ms)) return fail("the shorter kernel's elapsed time is off", elapsed_queries);
+
   int errors = 0;
   EXPECT_CUDA(cudaMemcpy(out.data(), d_b, kN * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
   for (int i = 0; i < kN; ++i) errors += out[i] != expected_b[i];
@@ -113,8 +125,8 @@ int main() {
   EXPECT_CUDA(cudaFree(d_in), cudaSuccess);
   EXPECT_CUDA(cudaFree(d_a), cudaSuccess);
   EXPECT_CUDA(cudaFree(d_b), cudaSuccess);
-  std::printf("queries: event %d, stream %d, legacy stream %d; kernel %.6f ms\n", event_queries, stream_queries,
-              legacy_queries, ms);
+  std::printf("queries: event %d, stream %d, legacy stream %d, elapsed time %d; kernels %.6f ms, %.6f ms\n",
+              event_queries, stream_queries, legacy_queries, elapsed_queries, ms, elapsed_ms);
   std::printf("%s query_poll: %d errors\n", errors == 0 ? "PASS" : "FAIL", errors);
   return errors == 0 ? 0 : 1;
 }
