@@ -25,6 +25,7 @@ ClockDomain::ClockDomain(std::string name, std::uint64_t frequency_hz)
     if (frequency_hz_ > ticks_per_second_)
         throw std::invalid_argument("ClockDomain '" + name_ +
                                     "': frequency exceeds the simulation time resolution");
+    max_fast_cycle_ = std::numeric_limits<std::uint64_t>::max() / ticks_per_second_;
 }
 
 sc_core::sc_time ClockDomain::period() const {

@@ -27,6 +27,11 @@ public:
 
     // Time of rising edge n (edge 0 at time zero).
     sc_core::sc_time time_of_cycle(std::uint64_t n) const;
+    // The same in resolution ticks (time_of_cycle(n).value()), inline for the memory side's
+    // per-request wake-ups: no sc_time built.
+    std::uint64_t ticks_of_cycle(std::uint64_t n) const {
+        return n <= max_fast_cycle_ ? n * ticks_per_second_ / frequency_hz_ : time_of_cycle(n).value();
+    }
     // Index of the last edge at or before t.
     std::uint64_t cycle_at(const sc_core::sc_time& t) const;
     // Index / time of the first edge at or after t.
@@ -40,6 +45,7 @@ private:
     std::string name_;
     std::uint64_t frequency_hz_;
     std::uint64_t ticks_per_second_;  // 1 / time resolution
+    std::uint64_t max_fast_cycle_ = 0;  // n * ticks_per_second_ fits 64 bits up to here
 };
 
 }  // namespace gpuvp

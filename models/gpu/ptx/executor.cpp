@@ -370,6 +370,21 @@ class LaunchRun {
     tls_step.stage = nullptr;
     return ok() && (stage == nullptr || stage->status == LaunchStatus::kSuccess);
   }
+  // Stages a global store. One that continues the previous store (the next lane's word of a
+  // coalesced warp store) extends it, so that commit writes the whole range at once: the same
+  // bytes in the same order, one memory call instead of one per lane.
+  static void stage_store(StepStage& stage, uint64_t address, const void* data, uint32_t size) {
+    const auto offset = static_cast<uint32_t>(stage.bytes.size());
+    stage.bytes.insert(stage.bytes.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+    if (!stage.stores.empty()) {
+      StepStage::Store& last = stage.stores.back();
+      if (last.address + last.size == address && last.offset + last.size == offset) {
+        last.size += size;
+        return;
+      }
+    }
+    stage.stores.push_back(StepStage::Store{address, offset, size});
+  }
   void commit(StepStage& stage) {
     warp_instructions_ += stage.warp_instructions;
     thread_instructions_ += stage.thread_instructions;
@@ -981,9 +996,7 @@ class LaunchRun {
         fault(warp, lane, LaunchStatus::kIllegalAddress,
               std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
       }
-      const auto offset = static_cast<uint32_t>(stage->bytes.size());
-      stage->bytes.insert(stage->bytes.end(), static_cast<const uint8_t*>(in), static_cast<const uint8_t*>(in) + size);
-      stage->stores.push_back(StepStage::Store{global_address, offset, size});
+      stage_store(*stage, global_address, in, size);
     } else if (!global_.write(global_address, in, size)) {
       fault(warp, lane, LaunchStatus::kIllegalAddress,
             std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
@@ -1204,10 +1217,7 @@ class LaunchRun {
             fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                   std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
           }
-          const auto offset = static_cast<uint32_t>(stage->bytes.size());
-          const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
-          stage->bytes.insert(stage->bytes.end(), bytes, bytes + kBytes);
-          stage->stores.push_back(StepStage::Store{base, offset, kBytes});
+          stage_store(*stage, base, &value, kBytes);
         } else if (page != nullptr) {
           std::memcpy(page + (base - start), &value, kBytes);
         } else if (!global_.write(base, &value, kBytes)) {

@@ -33,11 +33,15 @@ struct WarpSlot {
   uint32_t cta = 0;       // index into Impl::ctas
   uint32_t warp = 0;      // warp index within the CTA
   uint64_t age = 0;       // launch order (GTO)
+  uint64_t start_cycle = 0;  // its CTA's (CtaRecord::start_cycle), read first by every check()
   bool exited = false;
   uint32_t outstanding = 0;  // loads/atomics in flight
   // Cached scoreboard verdicts for the next instruction (it cannot change until it issues):
   bool memory_wait = false;  // a register waits on a load: cleared when one of its loads completes
   uint64_t scoreboard_until = 0;  // registers pending on ALU results until this cycle
+  // The next instruction's registers were looked at and none waits on a load: from
+  // scoreboard_until on they are all ready (only this warp's own issue changes them then).
+  bool operands_known = false;
   // The next instruction, once known; a ready warp stays ready with the same instruction
   // until it issues (only its own steps block it at a barrier).
   const InstructionInfo* next = nullptr;
@@ -177,12 +181,14 @@ struct Sm::Impl {
     group.ratio("l1_sector_hit_rate", "L1 load sectors found valid", l1_sector_hits, l1_sector_accesses);
     for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
     mshr_busy.assign((mshrs.size() + 63) / 64, 0);
+    record_busy.assign((records.size() + 63) / 64, 0);
     parked.assign(max_warps, 0);
     live.assign(subcores, 0);
     unparked.assign(subcores, 0);
     bits_ok = (max_warps + subcores - 1) / subcores <= 64;
     position.assign(max_warps, 0);
     live_bits.assign(subcores, 0);
+    scan_valid_until.assign(subcores, 0);
     unparked_bits.assign(subcores, 0);
     const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
@@ -226,6 +232,7 @@ struct Sm::Impl {
 
   Ring<LsuOp> lsu;
   std::vector<LoadRecord> records;
+  std::vector<uint64_t> record_busy;  // bit i: records[i].used (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
   Ring<Outgoing> outgoing;
   Ring<Response> responses;
@@ -253,6 +260,13 @@ struct Sm::Impl {
   bool bits_ok = false;
   std::vector<uint32_t> position;                // per warp slot: its index in its order[k]
   std::vector<uint64_t> live_bits, unparked_bits;  // per sub-core
+  // Per sub-core: a scan that issued nothing gives the same verdicts (and stall reason,
+  // last_reason[k]) on every later cycle before this one, as long as nothing it looked at
+  // changed: its warps' scoreboards and parked flags, the CTAs and scan order, the LSU queue
+  // leaving full, or barriers (another sub-core's barrier, exit or branch step). Those events
+  // reset it to 0 (mark_dirty); otherwise the scan is skipped. The earliest wake its stalls
+  // named, kNever when only such an event can change them.
+  std::vector<uint64_t> scan_valid_until;
   // Something that can finish a CTA happened since retire_done() last looked (an issue, a
   // load completing, a launch); otherwise only a faulted kernel makes it look again.
   bool retire_pending = true;
@@ -340,16 +354,17 @@ struct Sm::Impl {
     parked[slot] = flags;
     count_parked(slot, true);
   }
+  void mark_dirty(uint32_t k) { scan_valid_until[k] = 0; }
+  void mark_all_dirty() { std::fill(scan_valid_until.begin(), scan_valid_until.end(), 0); }
   void set_memory_wait(uint32_t slot, bool wait) {
     warps[slot].memory_wait = wait;
     set_parked(slot, static_cast<uint8_t>(wait ? parked[slot] | kMemoryWaitBit : parked[slot] & ~kMemoryWaitBit));
   }
 
-  int check(uint32_t k, uint32_t slot, uint64_t c, uint64_t& wake) {
+  [[gnu::always_inline]] int check(uint32_t k, uint32_t slot, uint64_t c, uint64_t& wake) {
     WarpSlot& w = warps[slot];
-    CtaRecord& cta = ctas[w.cta];
-    if (cta.start_cycle > c) {
-      wake = std::min(wake, cta.start_cycle);
+    if (w.start_cycle > c) {
+      wake = std::min(wake, w.start_cycle);
       return kStallIdle;
     }
     if (w.memory_wait) return kStallMemory;
@@ -358,21 +373,26 @@ struct Sm::Impl {
       return kStallScoreboard;
     }
     if (w.next == nullptr) {
+      CtaRecord& cta = ctas[w.cta];
       if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
       w.next = &cta.run->next(cta.slot, w.warp);
     }
     const InstructionInfo& info = *w.next;
-    uint64_t until = 0;
-    for (uint8_t i = 0; i < info.src_count; ++i) until = std::max(until, w.ready_at[info.src[i]]);
-    for (uint8_t i = 0; i < info.dst_count; ++i) until = std::max(until, w.ready_at[info.dst[i]]);
-    if (until > c) {
+    if (!w.operands_known) {
+      uint64_t until = 0;
+      const uint64_t* const ready_at = w.ready_at.data();
+      for (uint8_t i = 0; i < info.src_count; ++i) until = std::max(until, ready_at[info.src[i]]);
+      for (uint8_t i = 0; i < info.dst_count; ++i) until = std::max(until, ready_at[info.dst[i]]);
       if (until == kNever) {
         set_memory_wait(slot, true);
         return kStallMemory;
       }
-      w.scoreboard_until = until;
-      wake = std::min(wake, until);
-      return kStallScoreboard;
+      w.operands_known = true;
+      if (until > c) {
+        w.scoreboard_until = until;
+        wake = std::min(wake, until);
+        return kStallScoreboard;
+      }
     }
     const uint64_t free_at = unit_free[k * ptx::kUnitClassCount + static_cast<uint32_t>(info.unit)];
     if (free_at > c) {
@@ -454,9 +474,15 @@ struct Sm::Impl {
     return degree;
   }
 
-  uint32_t alloc_record() {
-    for (uint32_t i = 0; i < records.size(); ++i) {
-      if (!records[i].used) return i;
+  uint32_t alloc_record() {  // the lowest free index, marked used
+    for (uint32_t word = 0; word < record_busy.size(); ++word) {
+      const uint64_t free = ~record_busy[word];
+      if (free == 0) continue;
+      const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(free));
+      if (i >= records.size()) return kNone;
+      record_busy[word] |= uint64_t{1} << (i % 64);
+      records[i].used = true;
+      return i;
     }
     return kNone;
   }
@@ -468,7 +494,9 @@ struct Sm::Impl {
     for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
     --w.outstanding;
     set_memory_wait(rec.warp_slot, false);
+    mark_dirty(rec.warp_slot % subcores);
     rec.used = false;
+    record_busy[r / 64] &= ~(uint64_t{1} << (r % 64));
     if (w.exited) retire_pending = true;  // a CTA is done only once all its warps exited
   }
 
@@ -493,6 +521,7 @@ struct Sm::Impl {
     ptx::KernelRun& run = *cta.run;
     const InstructionInfo& info = *w.next;
     w.next = nullptr;
+    w.operands_known = false;
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
@@ -500,6 +529,10 @@ struct Sm::Impl {
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
+    // Barrier, exit and branch steps (and the rare kOther) can release or block warps of the
+    // CTA on other sub-cores: their cached scans no longer hold.
+    if (info.unit == UnitClass::kBarrier || info.unit == UnitClass::kBranch || info.unit == UnitClass::kOther || !ok)
+      mark_all_dirty();
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
@@ -544,7 +577,6 @@ struct Sm::Impl {
         if (info.access == AccessOp::kLoad || info.access == AccessOp::kAtomic) {
           const uint32_t r = alloc_record();  // sized so that this cannot fail
           LoadRecord& rec = records[r];
-          rec.used = true;
           rec.warp_slot = slot;
           rec.pending = 1;  // released when the LSU has walked every line
           rec.ready_floor = 0;
@@ -573,12 +605,19 @@ struct Sm::Impl {
   }
 
   uint32_t coalesce(uint32_t lanes, uint64_t* lines, uint8_t* masks) const {
+    if (const uint32_t n = coalesce_contiguous(lanes, lines, masks)) return n;
     uint32_t n = 0;
     uint32_t i = 0;  // the entry the previous piece went to (lines are unique: a hit there is the search's answer)
     for (; lanes; lanes &= lanes - 1) {
       const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))];
       uint64_t address = a.address;
       const uint64_t end = address + std::max<uint32_t>(a.size, 1);
+      if (((end - 1) & ~uint64_t{kLineBytes - 1}) == (address & ~uint64_t{kLineBytes - 1}) && n != 0 &&
+          lines[i] == (address & ~uint64_t{kLineBytes - 1})) {
+        // The usual lane: within one line, the previous lane's.
+        masks[i] = static_cast<uint8_t>(masks[i] | sectors_within_line(address, end));
+        continue;
+      }
       while (address < end) {
         const uint64_t line = address & ~uint64_t{kLineBytes - 1};
         const uint64_t line_end = std::min<uint64_t>(end, line + kLineBytes);
@@ -598,6 +637,31 @@ struct Sm::Impl {
         masks[i] = static_cast<uint8_t>(masks[i] | mask);
         address = line_end;
       }
+    }
+    return n;
+  }
+
+  // coalesce() when the lanes, in lane order, access one contiguous ascending range with the
+  // same size each (a unit-stride warp access): its lines in order with their sectors, the
+  // same lists as the general walk. 0 when the lanes are not like that.
+  uint32_t coalesce_contiguous(uint32_t lanes, uint64_t* lines, uint8_t* masks) const {
+    if (lanes == 0) return 0;
+    const ptx::LaneAccess& head = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))];
+    const uint32_t size = head.size;
+    const uint64_t begin = head.address;
+    uint64_t end = begin + std::max<uint32_t>(size, 1);
+    for (uint32_t m = lanes & (lanes - 1); m; m &= m - 1) {
+      const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(m))];
+      if (a.address != end || a.size != size) return 0;
+      end += std::max<uint32_t>(size, 1);
+    }
+    uint32_t n = 0;
+    for (uint64_t address = begin; address < end && n < kMaxLines; ++n) {
+      const uint64_t line = address & ~uint64_t{kLineBytes - 1};
+      const uint64_t line_end = std::min<uint64_t>(end, line + kLineBytes);
+      lines[n] = line;
+      masks[n] = sectors_within_line(address, line_end);
+      address = line_end;
     }
     return n;
   }
@@ -709,6 +773,7 @@ struct Sm::Impl {
     }
     if (op.next_line == op.line_count) {
       if (op.record != kNone && --records[op.record].pending == 0) complete(op.record, c);
+      if (lsu.full()) mark_all_dirty();  // a scan may have stalled a memory op on the full queue
       lsu.pop();
     }
     return true;
@@ -840,6 +905,7 @@ struct Sm::Impl {
       }
       cta.run->retire_cta(cta.slot);
       cta.used = false;
+      mark_all_dirty();
       if (cta.run->observed()) --observed_ctas;
       ++ctas_completed;
       if (owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
@@ -850,13 +916,18 @@ struct Sm::Impl {
   // instruction with shared side effects, leaving t_k at that sub-core; the serial phase
   // redoes that sub-core's scan (check() is idempotent until something issues) and goes on.
   void run_subcores(uint64_t c, bool staged) {
-    uint64_t& wake = t_wake;
     for (uint32_t k = t_k; k < subcores; ++k) {
+      if (c < scan_valid_until[k]) {  // the last scan's outcome still holds
+        t_wake = std::min(t_wake, scan_valid_until[k]);
+        ++*stall_counter[last_reason[k]];
+        continue;
+      }
+      uint64_t wake = kNever;  // this sub-core's
       auto& o = order[k];
       int first_reason = -1;
       bool first = true;
       uint32_t chosen = kNone;
-      auto consider = [&](uint32_t slot) {
+      auto consider = [&](uint32_t slot) __attribute__((always_inline)) {
         const uint8_t flags = parked[slot];
         if (flags & kExitedBit) return false;
         if (flags & kMemoryWaitBit) {  // check()'s verdict without touching the warp (it has started)
@@ -917,12 +988,14 @@ struct Sm::Impl {
           if (consider(o[(start + i) % n])) break;
         }
       }
+      t_wake = std::min(t_wake, wake);
       if (chosen != kNone) {
         if (staged && warps[chosen].next->serial) {
           t_k = k;
           t_suspended = true;
           return;
         }
+        scan_valid_until[k] = 0;
         issue(k, chosen, c, staged);
         last_issued[k] = chosen;
         last_reason[k] = -1;
@@ -930,6 +1003,7 @@ struct Sm::Impl {
       } else {
         last_reason[k] = first ? kStallIdle : first_reason;
         ++*stall_counter[last_reason[k]];
+        scan_valid_until[k] = wake;
       }
     }
     t_k = subcores;
@@ -1073,6 +1147,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     s.position[slot] = static_cast<uint32_t>(s.order[slot % s.subcores].size());
     s.count_parked(slot, true);
     ws.scoreboard_until = 0;
+    ws.operands_known = false;
+    ws.start_cycle = cta.start_cycle;
     ws.next = nullptr;
     ws.ready_at.assign(run.register_slots(), 0);
     cta.warp_slots.push_back(slot);
@@ -1080,6 +1156,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ++s.resident_warps;
   }
   s.retire_pending = true;
+  s.mark_all_dirty();
   notify_wake();
 }
 

@@ -47,6 +47,9 @@ struct HbmController::Channel {
   uint32_t queued = 0;
   uint64_t next_seq = 0;
   std::vector<Bank> banks;
+  // Bit b % 64 of word b / 64: banks[b].queue is not empty. A scheduling pass visits only
+  // those banks, in the same (increasing) order as a walk over all of them.
+  std::vector<uint64_t> queued_banks;
   std::vector<uint64_t> rrd_l_ok;  // per bank group
   uint64_t rrd_s_ok = 0;
   uint64_t faw[4] = {0, 0, 0, 0};  // the last four ACT cycles, ring
@@ -92,6 +95,7 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     for (uint32_t k = params_.queue_depth; k-- > 0;) ch->free_slots.push_back(k);
     ch->banks.resize(params_.banks());
     for (Bank& b : ch->banks) b.queue.reserve(params_.queue_depth);
+    ch->queued_banks.assign((ch->banks.size() + 63) / 64, 0);
     ch->rrd_l_ok.assign(params_.bank_groups, 0);
     ch->refresh_due = t_.refi;
     channels_.push_back(std::move(ch));
@@ -190,13 +194,14 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
   ch.free_slots.pop_back();
   ch.slots[slot] = r;
   b.queue.push_back(slot);
+  ch.queued_banks[r.bank / 64] |= uint64_t{1} << (r.bank % 64);
   ++ch.queued;
   wake(ch, r.eligible);
   return true;
 }
 
 void HbmController::wake(Channel& ch, uint64_t cycle) {
-  wakes_->at(ch.index, std::max(clock_.time_of_cycle(cycle).value(), sc_core::sc_time_stamp().value()));
+  wakes_->at(ch.index, std::max<uint64_t>(clock_.ticks_of_cycle(cycle), sc_core::sc_time_stamp().value()));
 }
 
 void HbmController::run_channel(uint32_t c) {
@@ -204,7 +209,7 @@ void HbmController::run_channel(uint32_t c) {
   if (ch.queued == 0) return;  // idle: sleep until a request arrives
   const sc_time now_t = sc_core::sc_time_stamp();
   const uint64_t now = clock_.next_cycle(now_t);
-  if (clock_.time_of_cycle(now) != now_t) {
+  if (clock_.ticks_of_cycle(now) != now_t.value()) {
     wake(ch, now);
     return;
   }
@@ -272,42 +277,44 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   uint32_t hit_slot = kNone, row_slot = kNone;
   uint64_t hit_seq = kNever, row_seq = kNever;
-  for (Bank& b : ch.banks) {
-    if (b.queue.empty()) continue;
-    if (b.hits != 0) {
-      // Stop once both kinds are found (or the bank has none of a kind).
-      bool write_seen = b.write_hits == 0, read_seen = b.write_hits == b.hits;
-      for (const uint32_t slot : b.queue) {
-        const Request& r = ch.slots[slot];
-        if (r.row != b.open_row || (r.write ? write_seen : read_seen)) continue;
-        (r.write ? write_seen : read_seen) = true;
-        const uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
-                                     ch.last_col_bg == r.bank_group ? col_l : col_s});
-        if (issue && t <= now) {
-          if (r.seq < hit_seq) {
-            hit_seq = r.seq;
-            hit_slot = slot;
+  for (uint32_t word = 0; word < ch.queued_banks.size(); ++word) {
+    for (uint64_t bits = ch.queued_banks[word]; bits != 0; bits &= bits - 1) {
+      Bank& b = ch.banks[word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))];
+      if (b.hits != 0) {
+        // Stop once both kinds are found (or the bank has none of a kind).
+        bool write_seen = b.write_hits == 0, read_seen = b.write_hits == b.hits;
+        for (const uint32_t slot : b.queue) {
+          const Request& r = ch.slots[slot];
+          if (r.row != b.open_row || (r.write ? write_seen : read_seen)) continue;
+          (r.write ? write_seen : read_seen) = true;
+          const uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
+                                       ch.last_col_bg == r.bank_group ? col_l : col_s});
+          if (issue && t <= now) {
+            if (r.seq < hit_seq) {
+              hit_seq = r.seq;
+              hit_slot = slot;
+            }
+          } else {
+            next = std::min(next, std::max(t, now));
+            if (!issue && next == now) return false;
           }
-        } else {
-          next = std::min(next, std::max(t, now));
-          if (!issue && next == now) return false;
+          if (read_seen && write_seen) break;
         }
-        if (read_seen && write_seen) break;
+        continue;
       }
-      continue;
-    }
-    const uint32_t slot = b.queue.front();
-    const Request& r = ch.slots[slot];
-    const uint64_t t = b.open_row == kClosed ? std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]})
-                                             : std::max({r.eligible, ch.next_cmd, b.pre_ok});
-    if (issue && t <= now) {
-      if (r.seq < row_seq) {
-        row_seq = r.seq;
-        row_slot = slot;
+      const uint32_t slot = b.queue.front();
+      const Request& r = ch.slots[slot];
+      const uint64_t t = b.open_row == kClosed ? std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]})
+                                               : std::max({r.eligible, ch.next_cmd, b.pre_ok});
+      if (issue && t <= now) {
+        if (r.seq < row_seq) {
+          row_seq = r.seq;
+          row_slot = slot;
+        }
+      } else {
+        next = std::min(next, std::max(t, now));
+        if (!issue && next == now) return false;
       }
-    } else {
-      next = std::min(next, std::max(t, now));
-      if (!issue && next == now) return false;
     }
   }
   if (hit_slot != kNone) {
@@ -364,6 +371,7 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   const Request r = ch.slots[slot];
   Bank& bank = ch.banks[r.bank];
   bank.queue.erase(std::find(bank.queue.begin(), bank.queue.end(), slot));
+  if (bank.queue.empty()) ch.queued_banks[r.bank / 64] &= ~(uint64_t{1} << (r.bank % 64));
   --bank.hits;  // its last column command went: it hit the open row
   if (r.write) --bank.write_hits;
   ch.free_slots.push_back(slot);
@@ -371,7 +379,7 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   ChannelStats& st = *channel_stats_[ch.index];
   // The data left the bus at bus_done_ps; the response reaches the requester after the
   // controller's fixed pipeline latency.
-  const uint64_t bus_done_ps = clock_.time_of_cycle(done_cycle).value();
+  const uint64_t bus_done_ps = clock_.ticks_of_cycle(done_cycle);
   const uint64_t done_ps = bus_done_ps + controller_latency_ps_;
   ++*st.requests;
   ++requests_;

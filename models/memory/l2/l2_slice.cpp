@@ -112,7 +112,7 @@ void L2Slice::schedule_process() {
   if (stalled_ || queue_.empty()) return;
   const sc_time now = sc_core::sc_time_stamp();
   const uint64_t cycle = std::max(clock_.next_cycle(now), pipe_free_);
-  wake_at(kWakeProcess, clock_.time_of_cycle(cycle).value());
+  wake_at(kWakeProcess, clock_.ticks_of_cycle(cycle));
 }
 
 void L2Slice::resume() {
@@ -136,7 +136,7 @@ void L2Slice::process() {
   if (stalled_ || queue_.empty()) return;
   const sc_time now_t = sc_core::sc_time_stamp();
   const uint64_t now = clock_.next_cycle(now_t);
-  if (clock_.time_of_cycle(now) != now_t || now < pipe_free_) {
+  if (clock_.ticks_of_cycle(now) != now_t.value() || now < pipe_free_) {
     schedule_process();
     return;
   }
@@ -197,7 +197,7 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
   const uint8_t mask = sector_mask(gp);
   const uint64_t q = map_.slice_line(gp.get_address());
   const uint64_t set = q % sets_, tag = q / sets_;
-  const uint64_t send_ps = clock_.time_of_cycle(now + params_.miss_latency).value();
+  const uint64_t send_ps = clock_.ticks_of_cycle(now + params_.miss_latency);
   Way* base = &ways_[set * ways_per_set_];
   Way* way = nullptr;
   for (uint32_t w = 0; w < ways_per_set_; ++w) {
@@ -254,16 +254,16 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
   if (store) {
     way->valid |= mask;
     way->dirty |= mask;
-    respond_at(gp, clock_.time_of_cycle(now + params_.hit_latency).value());
+    respond_at(gp, clock_.ticks_of_cycle(now + params_.hit_latency));
     return Outcome::Done;
   }
   if (hit) {
     if (atomic) {
       way->dirty |= mask;
       busy = std::max<uint64_t>(busy, params_.atomic_cycles);
-      respond_at(gp, clock_.time_of_cycle(now + params_.hit_latency + params_.atomic_cycles).value());
+      respond_at(gp, clock_.ticks_of_cycle(now + params_.hit_latency + params_.atomic_cycles));
     } else {
-      respond_at(gp, clock_.time_of_cycle(now + params_.hit_latency).value());
+      respond_at(gp, clock_.ticks_of_cycle(now + params_.hit_latency));
     }
     return Outcome::Done;
   }
@@ -371,7 +371,7 @@ void L2Slice::fill(tlm::tlm_generic_payload& gp) {
     }
     if (t[k].atomic) way->dirty |= t[k].mask;
     respond_at(*t[k].gp,
-               clock_.time_of_cycle(edge + params_.fill_latency + (t[k].atomic ? params_.atomic_cycles : 0)).value());
+               clock_.ticks_of_cycle(edge + params_.fill_latency + (t[k].atomic ? params_.atomic_cycles : 0)));
   }
   m.targets = kept;
   if (m.outstanding == 0) {
