@@ -40,6 +40,10 @@ finish() {
 # vfio-pci for the ivshmem device (1af4:1110): its modules in dependency order, then the device
 # bound through driver_override. Prints why when it cannot.
 bind_vfio() {
+  if [ ! -s /lib/modules/vfio/load-order ]; then
+    echo "gpuvp-init: this image has no vfio modules (/lib/modules/vfio); rebuild it (sw/guest/build_image.sh)"
+    return 1
+  fi
   for module in $(cat /lib/modules/vfio/load-order); do
     insmod "/lib/modules/vfio/$module" || { echo "gpuvp-init: insmod $module failed"; return 1; }
   done
