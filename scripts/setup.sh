@@ -15,6 +15,7 @@ packages=(
   libzstd-dev                    # nvcc 13 compresses PTX in fatbins with zstd
   clang libclang-rt-14-dev       # libFuzzer for the PTX parser fuzz target
   qemu-system-x86 busybox-static cpio xz-utils  # `gpuvp boot`: the QEMU guest and its initramfs
+  linux-libc-dev                 # <linux/vfio.h>: the guest transport's MSI-X path
 )
 
 missing=()

@@ -1,5 +1,5 @@
 // `gpuvp boot [--config v100] [--set k=v]... [--guest-run "prog args; prog2 args"] [--interactive]
-//             [--stats out.json] [--image DIR] [--platform SOCKET] [--timeout S]`
+//             [--stats out.json] [--image DIR] [--platform SOCKET] [--timeout S] [--interrupts poll|msix]`
 //
 // Hardware/software co-verification: boots a Linux guest in QEMU (TCG) whose GPU is this
 // platform, attached as QEMU's ivshmem-doorbell PCI device on the platform's ivshmem socket, and
@@ -8,6 +8,9 @@
 // --platform), builds or reuses the guest image (sw/guest), starts QEMU, streams the guest's
 // serial console, reports boot time (QEMU start -> driver ready), each program's exit code, and
 // writes the platform's statistics. With no programs it runs the vector_add demo.
+// --interrupts msix boots q35 with QEMU's intel-iommu and the guest with intel_iommu=on and its
+// vfio modules, so that the guest's driver takes completions as MSI-X interrupts through
+// vfio-pci instead of polling the shared region (the default, poll, boots faster).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -41,6 +44,7 @@ class BootCommand {
   std::string platform_socket_;
   double timeout_s_ = 600;
   int memory_mib_ = 512;
+  std::string interrupts_ = "poll";
 };
 
 // The programs of a --guest-run list: split at ';', trimmed, empty ones dropped.

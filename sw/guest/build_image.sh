@@ -2,7 +2,9 @@
 # Builds the gpuvp guest image: the kernel (fetch_kernel.sh: Debian's package, cached) and an
 # initramfs with busybox-static, the init script, the guest tool (gpuvp-guest), the nvcc-built
 # workloads, the unified-memory suite (uvm_suite) and every shared library they load (gpuvp's
-# libcudart.so.13 from the build; the host's libstdc++, libc, ... and ld.so, as ldd lists them).
+# libcudart.so.13 from the build; the host's libstdc++, libc, ... and ld.so, as ldd lists them)
+# and, in /lib/modules/vfio, the vfio modules of the same kernel package with their load order
+# (init.sh loads them when the guest is booted with `gpuvp boot --interrupts msix`).
 #
 #   sw/guest/build_image.sh OUT_DIR BUILD_DIR
 # writes OUT_DIR/vmlinux (a link to the cached kernel) and OUT_DIR/initramfs.cpio. Reproducible:
@@ -35,12 +37,15 @@ kernel=$("$here/fetch_kernel.sh")
 mkdir -p "$out"
 root=$(mktemp -d "$out/root.XXXXXX")
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,root,etc,gpuvp/bin,gpuvp/lib,lib64,usr/bin,usr/sbin}
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,root,etc,gpuvp/bin,gpuvp/lib,lib64,lib/modules,usr/bin,usr/sbin}
 cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
   [ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
 done
 install -m 0755 "$here/init.sh" "$root/init"
+modules="$(dirname "$kernel")/vfio"
+[ -s "$modules/load-order" ] || { echo "build_image: error: $modules/load-order is missing (fetch_kernel.sh)" >&2; exit 1; }
+cp -r "$modules" "$root/lib/modules/vfio"
 install -m 0755 "$guest_tool" "$root/gpuvp/bin/gpuvp-guest"
 
 programs=("$root/gpuvp/bin/gpuvp-guest")

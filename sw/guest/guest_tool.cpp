@@ -4,13 +4,20 @@
 //                         and that the platform's heartbeat moves; prints "GPUVP-READY ..." (the
 //                         driver is ready) or a one-line error and exits 1. Claims no channel, so
 //                         that the platform's device statistics are those of the programs alone.
+//                         The line names the completion path the driver will use: "completions
+//                         msix" (vfio) or "completions polling" (sysfs).
 //   gpuvp-guest reclaim   frees the channels of this guest's programs that died without Goodbye
 //                         (killed mid-kernel): marks them Abandoned and rings the platform, which
 //                         cancels their work, releases their memory and frees the channel.
+//   gpuvp-guest roundtrip [N]  claims a channel and runs N (default 1000) Nop commands one at a
+//                         time, each waited for (submit, doorbell, the platform's answer, the
+//                         completion seen); prints "GPUVP-ROUNDTRIP ..." with the median, mean and
+//                         90th percentile in microseconds, the completion path and the interrupts.
 // Environment: GPUVP_SOCKET=pci[:address] picks the device (default: the first 1af4:1110).
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -18,8 +25,10 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuvp/device.h"
+#include "sw/driver/driver.h"
 #include "sw/driver/guest_transport.h"
 
 namespace {
@@ -76,9 +85,11 @@ int probe() {
       return 1;
     }
   }
-  std::printf("GPUVP-READY peer %u region %llu MiB device %.*s uptime_ms %.0f\n", transport->peer_id(),
+  const auto completions = gpuvp::driver::guest_completion_report(*transport);
+  const bool msix = completions && completions->path == gpuvp::driver::Completions::Msix;
+  std::printf("GPUVP-READY peer %u region %llu MiB device %.*s completions %s uptime_ms %.0f\n", transport->peer_id(),
               static_cast<unsigned long long>(transport->region_bytes() >> 20),
-              static_cast<int>(sizeof h.device.name), h.device.name, uptime_ms());
+              static_cast<int>(sizeof h.device.name), h.device.name, msix ? "msix" : "polling", uptime_ms());
   std::fflush(stdout);
   return 0;
 }
@@ -120,12 +131,51 @@ int reclaim() {
   return 0;
 }
 
+int roundtrip(int count) {
+  auto transport = open_device();
+  if (transport == nullptr) return 1;
+  const gpuvp::driver::Transport& guest = *transport;  // the driver owns it from here on
+  std::string error;
+  auto driver = gpuvp::driver::Driver::open(std::move(transport), gpuvp::driver::DriverOptions{}, &error);
+  if (driver == nullptr) {
+    std::fprintf(stderr, "gpuvp-guest: %s\n", error.c_str());
+    return 1;
+  }
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(count));
+  dev::Command nop{};
+  nop.opcode = static_cast<uint32_t>(dev::Opcode::Nop);
+  for (int i = 0; i < count; ++i) {
+    const auto start = Clock::now();
+    const gpuvp::driver::Completion done = driver->execute(0, nop);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (!done.ok()) {
+      std::fprintf(stderr, "gpuvp-guest: Nop %d failed: %s\n", i, done.message.c_str());
+      return 1;
+    }
+  }
+  double sum = 0;
+  for (double u : us) sum += u;
+  std::sort(us.begin(), us.end());
+  const auto report = gpuvp::driver::guest_completion_report(guest);
+  std::printf("GPUVP-ROUNDTRIP n %d median_us %.1f mean_us %.1f p90_us %.1f completions %s interrupts %llu\n", count,
+              us[us.size() / 2], sum / static_cast<double>(us.size()), us[us.size() * 9 / 10],
+              report && report->path == gpuvp::driver::Completions::Msix ? "msix" : "polling",
+              static_cast<unsigned long long>(report ? report->interrupts : 0));
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "probe" && argc == 2) return probe();
   if (command == "reclaim" && argc == 2) return reclaim();
-  std::fprintf(stderr, "usage: gpuvp-guest probe | reclaim\n");
+  if (command == "roundtrip" && argc <= 3) {
+    const int count = argc == 3 ? std::atoi(argv[2]) : 1000;
+    if (count > 0) return roundtrip(count);
+  }
+  std::fprintf(stderr, "usage: gpuvp-guest probe | reclaim | roundtrip [N]\n");
   return 2;
 }

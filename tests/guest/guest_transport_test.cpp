@@ -1,6 +1,8 @@
 // The guest transport (sw/driver/guest_transport.h) over a fake sysfs: regular files stand in for
 // the ivshmem device's `vendor`, `device`, `enable`, `resource0` (BAR0 registers) and
-// `resource2` (the shared region); mmap of a regular file behaves like the BAR mapping.
+// `resource2` (the shared region); mmap of a regular file behaves like the BAR mapping. The
+// completion path (MSI-X through vfio or polling) is decided from the `driver` and `iommu_group`
+// links and the /dev/vfio nodes, all faked here.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -76,7 +78,20 @@ class FakeSysfs : public ::testing::Test {
     GuestOptions o;
     o.pci_address = address;
     o.sysfs_root = root_.string();
+    o.dev_root = (root_ / "dev").string();
     return o;
+  }
+  // The device bound to `driver` (a link to .../drivers/<driver>), in IOMMU group `group` ("" =
+  // none), with the /dev/vfio nodes `nodes` (regular files).
+  void bind(const std::string& driver, const std::string& group, const std::vector<std::string>& nodes) {
+    fs::create_directories(root_ / "drivers" / driver);
+    fs::create_symlink(root_ / "drivers" / driver, device_ / "driver");
+    if (!group.empty()) {
+      fs::create_directories(root_ / "kernel/iommu_groups" / group);
+      fs::create_symlink(root_ / "kernel/iommu_groups" / group, device_ / "iommu_group");
+    }
+    fs::create_directories(root_ / "dev/vfio");
+    for (const std::string& node : nodes) std::ofstream(root_ / "dev/vfio" / node) << "";
   }
 
   fs::path root_;
@@ -150,6 +165,63 @@ TEST_F(FakeSysfs, BadDevicesAreClearErrors) {
   patch<uint64_t>("resource2", offsetof(dev::RegionHeader, region_bytes), kRegionBytes * 2);
   EXPECT_EQ(connect_guest(options(), &error), nullptr);
   EXPECT_NE(error.find("size disagrees"), std::string::npos) << error;
+}
+
+TEST_F(FakeSysfs, PollsUnlessTheDeviceIsBoundToVfioPci) {
+  EXPECT_EQ(plan_completions(device_.string(), options()).path, Completions::Polling);
+  EXPECT_NE(plan_completions(device_.string(), options()).why.find("no driver"), std::string::npos);
+  // The transport reports what it does: polling through sysfs, and why not MSI-X.
+  std::string error;
+  auto transport = connect_guest(options(), &error);
+  ASSERT_NE(transport, nullptr) << error;
+  const auto report = guest_completion_report(*transport);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->path, Completions::Polling);
+  EXPECT_EQ(report->description, "polling (sysfs)");
+  EXPECT_EQ(report->interrupts, 0u);
+}
+
+TEST_F(FakeSysfs, AnotherDriverMeansPolling) {
+  bind("uio_pci_generic", "3", {"vfio", "3"});
+  const CompletionPlan plan = plan_completions(device_.string(), options());
+  EXPECT_EQ(plan.path, Completions::Polling);
+  EXPECT_NE(plan.why.find("bound to uio_pci_generic, not vfio-pci"), std::string::npos) << plan.why;
+}
+
+TEST_F(FakeSysfs, VfioPciWithoutIommuGroupMeansPolling) {
+  bind("vfio-pci", "", {"vfio"});
+  const CompletionPlan plan = plan_completions(device_.string(), options());
+  EXPECT_EQ(plan.path, Completions::Polling);
+  EXPECT_NE(plan.why.find("no IOMMU group"), std::string::npos) << plan.why;
+  EXPECT_NE(plan.why.find("intel_iommu=on"), std::string::npos) << plan.why;
+}
+
+TEST_F(FakeSysfs, VfioPciWithoutItsDeviceNodesMeansPolling) {
+  bind("vfio-pci", "7", {"vfio"});  // /dev/vfio/7 missing
+  CompletionPlan plan = plan_completions(device_.string(), options());
+  EXPECT_EQ(plan.path, Completions::Polling);
+  EXPECT_NE(plan.why.find("/dev/vfio/7 is missing"), std::string::npos) << plan.why;
+  fs::remove(root_ / "dev/vfio/vfio");
+  std::ofstream(root_ / "dev/vfio/7") << "";
+  plan = plan_completions(device_.string(), options());
+  EXPECT_EQ(plan.path, Completions::Polling);
+  EXPECT_NE(plan.why.find("/dev/vfio/vfio is missing"), std::string::npos) << plan.why;
+}
+
+TEST_F(FakeSysfs, VfioPciInAGroupWithItsNodesMeansMsix) {
+  bind("vfio-pci", "7", {"vfio", "7"});
+  const CompletionPlan plan = plan_completions(device_.string(), options());
+  EXPECT_EQ(plan.path, Completions::Msix);
+  EXPECT_EQ(plan.iommu_group, "7");
+  // Once MSI-X is chosen, a vfio set-up that fails is an error naming vfio and the group, not a
+  // silent fall-back to polling (here /dev/vfio/vfio is a regular file: no vfio ioctls).
+  std::string error;
+  EXPECT_EQ(connect_guest(options(), &error), nullptr);
+  EXPECT_NE(error.find("vfio (0000:00:03.0, group 7): "), std::string::npos) << error;
+  fs::remove(root_ / "dev/vfio/vfio");
+  fs::create_directory(root_ / "dev/vfio/vfio");  // exists, but cannot be opened read/write
+  EXPECT_EQ(connect_guest(options(), &error), nullptr);
+  EXPECT_NE(error.find("cannot open " + (root_ / "dev/vfio/vfio").string()), std::string::npos) << error;
 }
 
 TEST(GuestDeviceMissing, NoIvshmemDeviceNamesTheQemuOption) {
