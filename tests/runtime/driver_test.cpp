@@ -114,7 +114,11 @@ class FakePlatform {
   dev::Channel& channel(uint32_t i) {
     return *reinterpret_cast<dev::Channel*>(base_ + header().channels_offset + header().channel_bytes * i);
   }
-  void pause_device(bool paused) { paused_ = paused; }
+  // Once it returns, no pass over the queues is running or will start until unpaused.
+  void pause_device(bool paused) {
+    std::lock_guard<std::mutex> lock(serve_mutex_);
+    paused_ = paused;
+  }
   // While deferring, the device answers only HostWaiting commands (out of queue order, as the
   // platform does: a bounded one whose time ran out) and leaves all other work queued.
   void defer_work(bool deferring) { deferring_ = deferring; }
@@ -149,6 +153,7 @@ class FakePlatform {
         __atomic_fetch_add(&header().heartbeat, 1, __ATOMIC_RELEASE);
         last_beat = std::chrono::steady_clock::now();
       }
+      std::lock_guard<std::mutex> lock(serve_mutex_);
       if (!paused_) serve_queues();
     }
   }
@@ -230,7 +235,8 @@ class FakePlatform {
   int client_fds_[dev::kVectors] = {-1, -1};
   uint8_t* base_ = nullptr;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> paused_{false};
+  std::mutex serve_mutex_;  // held by a pass over the queues
+  bool paused_ = false;     // guarded by serve_mutex_
   std::thread thread_;
 };
 
