@@ -177,6 +177,7 @@ Bridge::Bridge(sc_core::sc_module_name name, const PlatformParams& params, stats
       wake_(std::make_unique<Wake>("wake")),
       stats_(std::make_unique<Stats>(stats)) {
   host_memory.register_b_transport(this, &Bridge::host_access);
+  host_memory.register_transport_dbg(this, &Bridge::host_debug);
   for (auto& flag : cancelled_) flag = false;
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error("gpuvp bridge: eventfd failed");
@@ -916,17 +917,32 @@ void Bridge::flush(uint32_t channel) {
   }
 }
 
-void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+const gpu::DmaExtension* Bridge::host_access_allowed(const tlm::tlm_generic_payload& payload) const {
   gpu::DmaExtension* extension = nullptr;
   payload.get_extension(extension);
-  const uint64_t address = payload.get_address();
-  const uint64_t length = payload.get_data_length();
   if (extension == nullptr || payload.get_byte_enable_ptr() != nullptr ||
-      payload.get_streaming_width() != payload.get_data_length() || !region_.in_slice(extension->channel, address, length) ||
+      payload.get_streaming_width() != payload.get_data_length() ||
+      !region_.in_slice(extension->channel, payload.get_address(), payload.get_data_length()) ||
       cancelled_[extension->channel]) {
+    return nullptr;
+  }
+  return extension;
+}
+
+unsigned int Bridge::host_debug(tlm::tlm_generic_payload& payload) {
+  if (host_access_allowed(payload) == nullptr || !payload.is_read()) return 0;  // reads only: probes
+  std::memcpy(payload.get_data_ptr(), region_.base() + payload.get_address(), payload.get_data_length());
+  return payload.get_data_length();
+}
+
+void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const gpu::DmaExtension* extension = host_access_allowed(payload);
+  if (extension == nullptr) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
+  const uint64_t address = payload.get_address();
+  const uint64_t length = payload.get_data_length();
   uint8_t* host = region_.base() + address;
   if (payload.is_read()) {
     std::memcpy(payload.get_data_ptr(), host, length);

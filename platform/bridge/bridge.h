@@ -6,7 +6,8 @@
 // channel's window slice.
 //
 //   command_out -> gpu::CommandProcessor::command_in   (one b_transport per command)
-//   host_memory <- uvm::PcieLink::host_out              (GPU DMA; TLM_ADDRESS_ERROR outside the slice)
+//   host_memory <- uvm::PcieLink::host_out              (GPU DMA; TLM_ADDRESS_ERROR outside the slice;
+//                                                        debug reads answer 0 bytes there)
 //
 // Queue-level commands stay here: HostWaiting (out of queue order, device.h), SemaphoreWait
 // (stalls its queue), Hello/Goodbye (channel life cycle). Each queue is served by its own
@@ -52,6 +53,10 @@
 #include "platform/bridge/shared_region.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
+
+namespace gpuvp::gpu {
+class DmaExtension;
+}
 
 namespace gpuvp::bridge {
 
@@ -155,6 +160,9 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void flush(uint32_t channel);
   void update_time_gate();
   void host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  unsigned int host_debug(tlm::tlm_generic_payload& payload);  // untimed reads: window probes
+  // The access's DMA extension when it may touch the region (its channel's slice, not cancelled).
+  const gpu::DmaExtension* host_access_allowed(const tlm::tlm_generic_payload& payload) const;
 
   PlatformParams params_;
   SharedRegion region_;

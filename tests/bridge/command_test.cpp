@@ -193,14 +193,16 @@ TEST_F(Commands, MemAdviseAndHostAccessOnManagedMemory) {
   EXPECT_STATUS(run(Opcode::HostAccess, managed, 0, 0, 0), Status::InvalidCommand);
   EXPECT_STATUS(run(Opcode::HostAccess, managed, 8193, 0, 0), Status::InvalidAddress);
   EXPECT_STATUS(run(Opcode::HostAccess, managed, 4096, 0, 64), Status::InvalidAddress);  // host buffer outside the window
+  EXPECT_STATUS(run(Opcode::Memcpy, managed, 64, 4096, uint64_t(device::CopyDirection::HostToDevice)),
+                Status::InvalidAddress);  // so is this copy's source
   still_serving();
   platform->stop();
   EXPECT_EQ(platform->counter("bridge", "commands_mem_advise"), 8u);
   EXPECT_EQ(platform->counter("bridge", "commands_host_access"), 6u);
   EXPECT_EQ(platform->counter("uvm.gmmu", "advice_calls"), 2u);
-  // The host-to-device copy, the two valid HostAccess commands and the one refused for its host
-  // buffer (the window is checked as the values are copied, after the pages moved).
-  EXPECT_EQ(platform->counter("uvm.gmmu", "host_accesses"), 4u);
+  // The host-to-device copy and the two valid HostAccess commands; those refused for their host
+  // buffer touched no page (the window is checked before anything moves).
+  EXPECT_EQ(platform->counter("uvm.gmmu", "host_accesses"), 3u);
 }
 
 TEST_F(Commands, BadInputGetsErrorCompletionsAndThePlatformKeepsServing) {

@@ -193,6 +193,7 @@ MemoryTarget::MemoryTarget(sc_core::sc_module_name name, sc_time lat, std::uint6
     : sc_module(name), socket("socket"), latency(lat), size(sz), peq_(this, &MemoryTarget::on_phase) {
     socket.register_b_transport(this, &MemoryTarget::b_transport);
     socket.register_nb_transport_fw(this, &MemoryTarget::nb_transport_fw);
+    socket.register_transport_dbg(this, &MemoryTarget::transport_dbg);
 }
 
 MemoryTarget::~MemoryTarget() = default;
@@ -250,6 +251,11 @@ void MemoryTarget::execute(tlm::tlm_generic_payload& gp) {
             if (enabled(i)) d[i] = v[i];
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int MemoryTarget::transport_dbg(tlm::tlm_generic_payload& gp) {
+    execute(gp);
+    return gp.is_response_ok() ? gp.get_data_length() : 0;
 }
 
 void MemoryTarget::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {

@@ -144,6 +144,7 @@ private:
     void record(const tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay, bool blocking);
     void execute(tlm::tlm_generic_payload& gp);
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int transport_dbg(tlm::tlm_generic_payload& gp);  // untimed, unrecorded
     tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                        sc_core::sc_time& delay);
     void on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);

@@ -70,6 +70,34 @@ TEST(PcieLink, ReadCostsTwoLatenciesAndReturnsTheData) {
   EXPECT_EQ(b.counter("upstream_transfers"), 1u);
 }
 
+// Debug transport (the command processor's window probes) crosses untimed, both ways, and
+// leaves the lanes alone.
+TEST(PcieLink, DebugTransportPassesThroughWithoutTime) {
+  Bench b;
+  b.host_memory.poke(0x3000, {0x11, 0x22});
+  b.device_memory.poke(0x4000, {0x33});
+  auto debug_read = [](tlm_utils::simple_initiator_socket<Initiator>& socket, uint64_t address, unsigned bytes,
+                       uint8_t* data) {
+    tlm::tlm_generic_payload payload;
+    payload.set_command(tlm::TLM_READ_COMMAND);
+    payload.set_address(address);
+    payload.set_data_ptr(data);
+    payload.set_data_length(bytes);
+    payload.set_streaming_width(bytes);
+    return socket->transport_dbg(payload);
+  };
+  uint8_t from_host[2] = {}, from_device[1] = {};
+  b.sim.run([&] {
+    EXPECT_EQ(debug_read(b.gpu.socket, 0x3000, 2, from_host), 2u);
+    EXPECT_EQ(debug_read(b.host.socket, 0x4000, 1, from_device), 1u);
+    EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME);
+  });
+  EXPECT_EQ(from_host[0], 0x11);
+  EXPECT_EQ(from_host[1], 0x22);
+  EXPECT_EQ(from_device[0], 0x33);
+  EXPECT_EQ(b.counter("upstream_transfers") + b.counter("downstream_transfers"), 0u);
+}
+
 TEST(PcieLink, BandwidthIsInterpolatedBetweenTablePointsAndCappedAtPeak) {
   PcieParams p = v100_link();
   const double at_32k = p.effective_bandwidth(32 * 1024);

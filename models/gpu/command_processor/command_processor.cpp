@@ -352,6 +352,28 @@ bool CommandProcessor::dma_read(uint32_t channel, uint64_t host_address, void* d
   return ok;
 }
 
+bool CommandProcessor::host_window_holds(uint32_t channel, uint64_t host_address, uint64_t bytes) {
+  if (bytes == 0) return true;
+  if (host_address + bytes < host_address) return false;  // wraps
+  DmaExtension extension;
+  extension.channel = channel;
+  for (const uint64_t address : {host_address, host_address + bytes - 1}) {
+    uint8_t byte = 0;
+    tlm::tlm_generic_payload payload;
+    payload.set_command(tlm::TLM_READ_COMMAND);
+    payload.set_address(address);
+    payload.set_data_ptr(&byte);
+    payload.set_data_length(1);
+    payload.set_streaming_width(1);
+    payload.set_byte_enable_ptr(nullptr);
+    payload.set_extension(&extension);
+    const unsigned int read = dma_out->transport_dbg(payload);
+    payload.clear_extension(&extension);  // stack-owned
+    if (read != 1) return false;
+  }
+  return true;
+}
+
 bool CommandProcessor::dma_write(uint32_t channel, uint64_t host_address, const void* data, uint64_t bytes) {
   // TLM data pointers are non-const; the target only reads on a write.
   const bool ok = dma(channel, tlm::TLM_WRITE_COMMAND, host_address,
@@ -384,6 +406,12 @@ CommandProcessor::Result CommandProcessor::memcpy(Context& context, uint32_t cha
   }
   if (direction != static_cast<uint64_t>(CopyDirection::DeviceToDevice)) {
     // The host reads or writes managed pages: they leave the device (dirty ones written back).
+    const uint64_t host = device_destination ? source : destination;
+    if (!host_window_holds(channel, host, bytes)) {
+      return Result::error(Status::InvalidAddress, std::string("Memcpy: host ") +
+                                                       (device_destination ? "source " : "destination ") + hex(host) +
+                                                       " + " + std::to_string(bytes) + " is outside the channel's window");
+    }
     host_touches_managed(context, device_destination ? destination : source, bytes, device_destination);
   }
   const uint64_t chunk = std::max<uint64_t>(params_.command_processor.dma_transfer_bytes, 1);
@@ -743,6 +771,10 @@ CommandProcessor::Result CommandProcessor::host_access(Context& context, uint32_
   if (!owns_range(context, address, bytes)) {
     return Result::error(Status::InvalidAddress,
                          "HostAccess: " + hex(address) + " + " + std::to_string(bytes) + " is not mapped by this channel");
+  }
+  if (host != 0 && !host_window_holds(channel, host, bytes)) {
+    return Result::error(Status::InvalidAddress, "HostAccess: host buffer " + hex(host) + " + " + std::to_string(bytes) +
+                                                     " is outside the channel's window");
   }
   host_touches_managed(context, address, bytes, kind == static_cast<uint64_t>(device::HostAccessKind::Write));
   if (host != 0) {

@@ -91,6 +91,10 @@ class CommandProcessor : public sc_core::sc_module {
   bool dma_read(uint32_t channel, uint64_t host_address, void* data, uint64_t bytes);
   bool dma_write(uint32_t channel, uint64_t host_address, const void* data, uint64_t bytes);
   bool dma(uint32_t channel, tlm::tlm_command command, uint64_t host_address, uint8_t* data, uint64_t bytes);
+  // Whether `bytes` at `host_address` lie in the channel's DMA window: untimed debug reads of the
+  // first and last byte (the window is contiguous), so a bad buffer is refused before any state
+  // -- managed pages' residency -- changes.
+  bool host_window_holds(uint32_t channel, uint64_t host_address, uint64_t bytes);
   // Reads a name (function or symbol) of 1..4096 bytes from host memory.
   bool read_name(uint32_t channel, uint64_t host_address, uint64_t bytes, std::string& name, Result& error);
   // True when [address, address + bytes) lies inside one mapping or module variable of `context`.

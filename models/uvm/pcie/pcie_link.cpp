@@ -18,6 +18,8 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const PcieParams& params, stats
       device_out("device_out"), params_(params) {
   device_in.register_b_transport(this, &PcieLink::from_device);
   host_in.register_b_transport(this, &PcieLink::from_host);
+  device_in.register_transport_dbg(this, &PcieLink::debug_from_device);
+  host_in.register_transport_dbg(this, &PcieLink::debug_from_host);
 
   stats::Group& group = stats.group(stats_path);
   const char* names[2] = {"downstream", "upstream"};
@@ -76,6 +78,10 @@ void PcieLink::carry(Socket& out, Lane request_lane, tlm::tlm_generic_payload& p
 void PcieLink::from_device(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   carry(host_out, Lane::Upstream, payload, delay);
 }
+
+unsigned int PcieLink::debug_from_device(tlm::tlm_generic_payload& payload) { return host_out->transport_dbg(payload); }
+
+unsigned int PcieLink::debug_from_host(tlm::tlm_generic_payload& payload) { return device_out->transport_dbg(payload); }
 
 void PcieLink::from_host(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   carry(device_out, Lane::Downstream, payload, delay);

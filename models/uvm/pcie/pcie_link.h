@@ -11,7 +11,7 @@
 // cost a request latency plus the completion's latency and serialization.
 //
 // Loosely timed (b_transport with annotated delay): the link keeps absolute lane-free times, so
-// results do not depend on the caller's quantum.
+// results do not depend on the caller's quantum. Debug transport passes through untimed.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,8 @@ class PcieLink : public sc_core::sc_module {
 
   void from_device(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void from_host(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  unsigned int debug_from_device(tlm::tlm_generic_payload& payload);
+  unsigned int debug_from_host(tlm::tlm_generic_payload& payload);
   // Forwards through `out`. The request travels on `request_lane`; write data goes with it,
   // read data comes back on the other lane.
   template <class Socket>
