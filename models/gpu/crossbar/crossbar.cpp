@@ -15,7 +15,7 @@ using sc_core::sc_time;
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr std::size_t kWireDepth = 4;  // packets on one output link's wire
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+uint64_t now_ps() { return current_time().value(); }
 }  // namespace
 
 // Which cluster port a request came from, so that its reply finds the way back.
@@ -171,7 +171,7 @@ bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
   net.voq[std::size_t{input} * net.outputs + dst].push(Net::Packet{&gp, flits(data)});
   ++net.held[input];
   ++net.pending[dst];
-  notify_arbiter(dir, clock_.next_edge(sc_core::sc_time_stamp()).value());
+  notify_arbiter(dir, clock_.next_edge(current_time()).value());
   return true;
 }
 
