@@ -21,6 +21,8 @@
 
 #include <systemc>
 
+#include "models/tlm/clock_domain.h"
+
 namespace gpuvp::memory {
 
 class WakeQueue {
@@ -97,12 +99,12 @@ class WakeQueue {
 
   void arm(uint64_t t_ps) {
     armed_ = t_ps;
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = current_time().value();
     event_.notify(t_ps > now ? sc_core::sc_time::from_value(t_ps - now) : sc_core::SC_ZERO_TIME);
   }
 
   void run() {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = current_time().value();
     armed_ = kNever;
     running_ = true;
     while (!heap_.empty() && heap_.front().first <= now) {

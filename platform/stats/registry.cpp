@@ -238,11 +238,15 @@ std::string Registry::aggregate_path(const std::string& p) {
 }
 
 Group& Registry::group(const std::string& path) {
+    if (last_group_ != nullptr && last_group_->first == path) return *last_group_->second;
     auto it = groups_.find(path);
-    if (it != groups_.end()) return *it->second;
-    check_path(path);
-    auto g = std::unique_ptr<Group>(new Group(*this, path));
-    return *groups_.emplace(path, std::move(g)).first->second;
+    if (it == groups_.end()) {
+        check_path(path);
+        auto g = std::unique_ptr<Group>(new Group(*this, path));
+        it = groups_.emplace(path, std::move(g)).first;
+    }
+    last_group_ = &*it;
+    return *it->second;
 }
 
 const Group* Registry::find_group(const std::string& path) const {

@@ -239,9 +239,11 @@ void Crossbar::arbitrate(Dir dir) {
       next = std::min(next, net.link_free_ps[o]);
       continue;
     }
+    // Round robin from rr[o] (wrapping without a division: this runs per packet).
+    auto following = [&net](uint32_t i) { return i + 1 == net.inputs ? 0 : i + 1; };
     uint32_t input = net.rr[o];
-    while (net.voq[std::size_t{input} * net.outputs + o].empty()) input = (input + 1) % net.inputs;
-    net.rr[o] = (input + 1) % net.inputs;
+    while (net.voq[std::size_t{input} * net.outputs + o].empty()) input = following(input);
+    net.rr[o] = following(input);
     auto& q = net.voq[std::size_t{input} * net.outputs + o];
     const Net::Packet p = q.front();
     q.pop();
