@@ -16,11 +16,12 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
 #include <systemc>
+
+#include "models/tlm/clock_domain.h"
 
 namespace gpuvp::memory {
 
@@ -30,10 +31,9 @@ class WakeQueue {
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
   // Spawns the method process: call while the owning module is being constructed.
-  WakeQueue(const char* name, uint32_t keys, Handler handler) : due_(keys, kNever), handler_(std::move(handler)) {
-    std::vector<Item> storage;
-    storage.reserve(std::size_t{keys} * 2 + 16);
-    heap_ = Heap(std::greater<Item>(), std::move(storage));
+  WakeQueue(const char* name, uint32_t keys, Handler handler)
+      : due_(keys, kNever), slot_(keys, kNotQueued), handler_(std::move(handler)) {
+    heap_.reserve(keys);
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
     opts.dont_initialize();
@@ -47,40 +47,79 @@ class WakeQueue {
   void at(uint32_t key, uint64_t t_ps) {
     if (t_ps >= due_[key]) return;
     due_[key] = t_ps;
-    heap_.push(Item{t_ps, key});
+    if (slot_[key] == kNotQueued) {
+      slot_[key] = static_cast<uint32_t>(heap_.size());
+      heap_.push_back(Item{t_ps, key});
+    } else {
+      heap_[slot_[key]].first = t_ps;  // earlier than before: the entry can only move up
+    }
+    sift_up(slot_[key]);
     if (!running_ && t_ps < armed_) arm(t_ps);
   }
   uint64_t due(uint32_t key) const { return due_[key]; }
 
  private:
+  // An indexed binary min-heap: one entry per key with a pending wake, slot_ says where, so an
+  // earlier wake moves the key's entry up instead of leaving a stale one behind. Entries are
+  // unique (time, key) pairs, so the order they come out in is that of (time, key) alone.
   using Item = std::pair<uint64_t, uint32_t>;  // (time, key): the smallest runs first
-  using Heap = std::priority_queue<Item, std::vector<Item>, std::greater<Item>>;
+  static constexpr uint32_t kNotQueued = std::numeric_limits<uint32_t>::max();
+
+  void place(uint32_t slot, const Item& item) {
+    heap_[slot] = item;
+    slot_[item.second] = slot;
+  }
+  void sift_up(uint32_t slot) {
+    const Item item = heap_[slot];
+    while (slot > 0) {
+      const uint32_t parent = (slot - 1) / 2;
+      if (!(item < heap_[parent])) break;
+      place(slot, heap_[parent]);
+      slot = parent;
+    }
+    place(slot, item);
+  }
+  void pop_top() {
+    slot_[heap_.front().second] = kNotQueued;
+    const Item last = heap_.back();
+    heap_.pop_back();
+    if (heap_.empty()) return;
+    const auto size = static_cast<uint32_t>(heap_.size());
+    uint32_t slot = 0;
+    for (;;) {
+      uint32_t child = 2 * slot + 1;
+      if (child >= size) break;
+      if (child + 1 < size && heap_[child + 1] < heap_[child]) ++child;
+      if (!(heap_[child] < last)) break;
+      place(slot, heap_[child]);
+      slot = child;
+    }
+    place(slot, last);
+  }
 
   void arm(uint64_t t_ps) {
     armed_ = t_ps;
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = current_time().value();
     event_.notify(t_ps > now ? sc_core::sc_time::from_value(t_ps - now) : sc_core::SC_ZERO_TIME);
   }
 
   void run() {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = current_time().value();
     armed_ = kNever;
     running_ = true;
-    while (!heap_.empty() && heap_.top().first <= now) {
-      const Item it = heap_.top();
-      heap_.pop();
-      if (due_[it.second] != it.first) continue;  // replaced by an earlier wake that already ran
-      due_[it.second] = kNever;
-      handler_(it.second);
+    while (!heap_.empty() && heap_.front().first <= now) {
+      const uint32_t key = heap_.front().second;
+      pop_top();
+      due_[key] = kNever;
+      handler_(key);
     }
     running_ = false;
-    // Drop replaced wakes at the top, so that the process is not woken for nothing.
-    while (!heap_.empty() && due_[heap_.top().second] != heap_.top().first) heap_.pop();
-    if (!heap_.empty()) arm(heap_.top().first);
+    if (!heap_.empty()) arm(heap_.front().first);
   }
 
-  std::vector<uint64_t> due_;  // per key: time of its pending wake, kNever if none
-  Heap heap_;
+  std::vector<uint64_t> due_;   // per key: time of its pending wake, kNever if none
+  std::vector<uint32_t> slot_;  // per key: index of its entry in heap_, kNotQueued if none
+  std::vector<Item> heap_;      // min-heap on (time, key)
   Handler handler_;
   sc_core::sc_event event_;
   uint64_t armed_ = kNever;  // time event_ is notified for (kNever: not notified)

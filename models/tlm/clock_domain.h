@@ -14,6 +14,10 @@
 
 namespace gpuvp {
 
+// sc_core::sc_time_stamp() without its out-of-line library call: the memory system and the SMs
+// read the time per request and per wake.
+inline const sc_core::sc_time& current_time() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+
 class ClockDomain {
 public:
     // Throws std::invalid_argument when frequency_hz is 0 or above the time resolution

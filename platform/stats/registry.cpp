@@ -45,8 +45,7 @@ std::size_t Buckets::index_of(std::uint64_t v) const noexcept {
     const std::size_t last = edges_.size() - 1;
     if (kind_ == Kind::Log2) {
         // bucket k >= 1 holds [2^(k-1), 2^k): k = bit width of v.
-        std::size_t k = 0;
-        while (k < 64 && (v >> k) != 0) ++k;
+        const std::size_t k = v == 0 ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(v));
         return std::min(k, last);
     }
     const std::size_t base = lin_lo_ > 0 ? 1 : 0;
@@ -238,11 +237,15 @@ std::string Registry::aggregate_path(const std::string& p) {
 }
 
 Group& Registry::group(const std::string& path) {
+    if (last_group_ != nullptr && last_group_->first == path) return *last_group_->second;
     auto it = groups_.find(path);
-    if (it != groups_.end()) return *it->second;
-    check_path(path);
-    auto g = std::unique_ptr<Group>(new Group(*this, path));
-    return *groups_.emplace(path, std::move(g)).first->second;
+    if (it == groups_.end()) {
+        check_path(path);
+        auto g = std::unique_ptr<Group>(new Group(*this, path));
+        it = groups_.emplace(path, std::move(g)).first;
+    }
+    last_group_ = &*it;
+    return *it->second;
 }
 
 const Group* Registry::find_group(const std::string& path) const {

@@ -270,6 +270,9 @@ private:
         bool operator()(const std::string& a, const std::string& b) const;
     };
     std::map<std::string, std::unique_ptr<Group>, NaturalLess> groups_;
+    // The entry group() found last: modules register a group's statistics one after another,
+    // and each lookup in groups_ costs a dozen natural-order string comparisons.
+    const std::pair<const std::string, std::unique_ptr<Group>>* last_group_ = nullptr;
     std::vector<Counter*> all_counters_;      // registration order; index = Counter::index_
     std::vector<Histogram*> all_histograms_;  // registration order
     std::vector<KernelScope> kernels_;        // begin order

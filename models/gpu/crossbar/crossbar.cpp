@@ -15,7 +15,7 @@ using sc_core::sc_time;
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr std::size_t kWireDepth = 4;  // packets on one output link's wire
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+uint64_t now_ps() { return current_time().value(); }
 }  // namespace
 
 // Which cluster port a request came from, so that its reply finds the way back.
@@ -171,7 +171,7 @@ bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
   net.voq[std::size_t{input} * net.outputs + dst].push(Net::Packet{&gp, flits(data)});
   ++net.held[input];
   ++net.pending[dst];
-  notify_arbiter(dir, clock_.next_edge(sc_core::sc_time_stamp()).value());
+  notify_arbiter(dir, clock_.next_edge(current_time()).value());
   return true;
 }
 
@@ -239,9 +239,11 @@ void Crossbar::arbitrate(Dir dir) {
       next = std::min(next, net.link_free_ps[o]);
       continue;
     }
+    // Round robin from rr[o] (wrapping without a division: this runs per packet).
+    auto following = [&net](uint32_t i) { return i + 1 == net.inputs ? 0 : i + 1; };
     uint32_t input = net.rr[o];
-    while (net.voq[std::size_t{input} * net.outputs + o].empty()) input = (input + 1) % net.inputs;
-    net.rr[o] = (input + 1) % net.inputs;
+    while (net.voq[std::size_t{input} * net.outputs + o].empty()) input = following(input);
+    net.rr[o] = following(input);
     auto& q = net.voq[std::size_t{input} * net.outputs + o];
     const Net::Packet p = q.front();
     q.pop();

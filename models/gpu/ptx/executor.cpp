@@ -603,11 +603,21 @@ class LaunchRun {
       }
       warp.predicates.assign(total_predicates_, 0);
       warp.issued = 0;
+      // Thread index of lane 0 by division, then counted up lane by lane (no division per lane).
+      uint32_t tid_x = first % config_.block.x;
+      uint32_t tid_y = (first / config_.block.x) % config_.block.y;
+      uint32_t tid_z = first / (config_.block.x * config_.block.y);
       for (int lane = 0; lane < kWarpSize; ++lane) {
-        const uint32_t t = first + static_cast<uint32_t>(lane);
-        warp.tid_x[lane] = t % config_.block.x;
-        warp.tid_y[lane] = (t / config_.block.x) % config_.block.y;
-        warp.tid_z[lane] = t / (config_.block.x * config_.block.y);
+        warp.tid_x[lane] = tid_x;
+        warp.tid_y[lane] = tid_y;
+        warp.tid_z[lane] = tid_z;
+        if (++tid_x == config_.block.x) {
+          tid_x = 0;
+          if (++tid_y == config_.block.y) {
+            tid_y = 0;
+            ++tid_z;
+          }
+        }
         warp.keys[lane] = (warp.valid_mask >> lane) & 1 ? make_key(0, kernel_.function_index, 0) : kExitedKey;
         warp.frame_base[lane] = 0;
         warp.frames[lane].clear();
@@ -1012,6 +1022,25 @@ class LaunchRun {
     }
   }
 
+  // The capture record record() writes for a plain (aligned, in-space) kBytes access of one lane
+  // to .global (kGlobal) or .shared.
+  template <uint32_t kBytes, bool kGlobal>
+  static void record_plain(StepResult& capture, int lane, uint64_t base) {
+    LaneAccess& a = capture.accesses[static_cast<size_t>(lane)];
+    a.space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
+    a.address = base;
+    a.size = kBytes;
+  }
+  // Host bytes of the page window holding every lane's address, or nullptr when the lanes
+  // span more than one window or the memory offers none for it (callers then go lane by lane).
+  uint8_t* common_page_window(const uint64_t* bases, uint32_t mask) {
+    const uint64_t first = bases[__builtin_ctz(mask)];
+    uint64_t differing_bits = 0;
+    for_lanes(mask, [&](int lane) { differing_bits |= bases[lane] ^ first; });
+    if (differing_bits >= MemoryInterface::kDirectPageBytes) return nullptr;
+    return global_.direct_page(first);
+  }
+
   // The direct per-lane path of exec_load for scalar kBytes loads from .global (kGlobal) or
   // .shared: the address from its register row, the capture record written in place (what
   // record() writes for these spaces), fixed-size copies; a misaligned lane or one outside
@@ -1049,24 +1078,35 @@ class LaunchRun {
         plain |= static_cast<uint32_t>(is_plain(base)) << lane;
       });
     }
-    if (!kGlobal && plain == mask) {
-      // Every lane plainly inside shared memory: no fault possible, so records, reads and the
-      // extension run as separate tight loops.
+    // Every lane plainly inside shared memory, or inside one mapped page window of global
+    // memory: no fault possible, so records, reads and the extension run as tight loops.
+    const uint8_t* plain_data = nullptr;  // host bytes of `plain_origin` in the lanes' space
+    uint64_t plain_origin = 0;
+    if (plain == mask && mask != 0) {
+      if constexpr (kGlobal) {
+        plain_data = common_page_window(bases, mask);
+        plain_origin = bases[__builtin_ctz(mask)] & ~(MemoryInterface::kDirectPageBytes - 1);
+      } else {
+        plain_data = shared_data;
+      }
+    }
+    if (plain_data != nullptr) {
       if (capture != nullptr) {
         LaneAccess* const accesses = capture->accesses.data();
-        for_lanes(mask, [&](int lane) { accesses[lane] = LaneAccess{bases[lane], kBytes, MemoryAccess::Space::kShared}; });
+        const auto space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
+        for_lanes(mask, [&](int lane) { accesses[lane] = LaneAccess{bases[lane], kBytes, space}; });
         capture->access_mask |= mask;
       }
       if (ir::is_signed(type)) {
         for_lanes(mask, [&](int lane) {
           Unsigned v;
-          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          std::memcpy(&v, plain_data + (bases[lane] - plain_origin), kBytes);
           d[lane] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)));
         });
       } else {
         for_lanes(mask, [&](int lane) {
           Unsigned v;
-          std::memcpy(&v, shared_data + bases[lane], kBytes);
+          std::memcpy(&v, plain_data + (bases[lane] - plain_origin), kBytes);
           d[lane] = v;
         });
       }
@@ -1083,10 +1123,7 @@ class LaunchRun {
         load_bytes(c.warp, lane, inst.space, base, &value, kBytes, "load");
       } else {
         if (capture != nullptr) {
-          LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
-          a.space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
-          a.address = base;
-          a.size = kBytes;
+          record_plain<kBytes, kGlobal>(*capture, lane, base);
           capture->access_mask |= 1u << lane;
         }
         if constexpr (kGlobal) {
@@ -1124,8 +1161,8 @@ class LaunchRun {
       const int first = __builtin_ctz(mask);
       load_bytes(c.warp, first, inst.space, kParamWindow + static_cast<uint64_t>(address.value), &value, element, "load");
       if (StepResult* const capture = tls_step.capture) {
-        const LaneAccess& record = capture->accesses[static_cast<size_t>(first)];
-        for_lanes(mask & (mask - 1), [&](int lane) { capture->accesses[static_cast<size_t>(lane)] = record; });
+        const LaneAccess record = capture->accesses[static_cast<size_t>(first)];
+        for_lanes(mask, [&](int lane) { capture->accesses[static_cast<size_t>(lane)] = record; });
         capture->access_mask |= mask;
       }
       value = extend_loaded(value, inst.type);
@@ -1173,6 +1210,50 @@ class LaunchRun {
     });
   }
 
+  // store_direct's path for a global store whose lanes are all aligned and inside one mapped
+  // page window (false, having done nothing, otherwise): no fault or probe possible, so records
+  // and writes run as tight loops. A staged store whose lanes write consecutive words in lane
+  // order is staged as one range: what stage_store makes of the lanes one by one.
+  template <uint32_t kBytes>
+  bool store_plain_window(const uint64_t* base_row, uint64_t displacement, const uint64_t* source,
+                          uint32_t mask) {
+    uint64_t bases[kWarpSize];
+    bool plain = true;
+    for_lanes(mask, [&](int lane) {
+      const uint64_t base = base_row[lane] + displacement;
+      bases[lane] = base;
+      plain &= (base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes);
+    });
+    if (!plain) return false;
+    uint8_t* const page = common_page_window(bases, mask);
+    if (page == nullptr) return false;
+    const uint64_t first = bases[__builtin_ctz(mask)];
+    const uint64_t origin = first & ~(MemoryInterface::kDirectPageBytes - 1);
+    if (StepResult* const capture = tls_step.capture) {
+      for_lanes(mask, [&](int lane) { record_plain<kBytes, true>(*capture, lane, bases[lane]); });
+      capture->access_mask |= mask;
+    }
+    StepStage* const stage = tls_step.stage;
+    if (stage == nullptr) {
+      for_lanes(mask, [&](int lane) { std::memcpy(page + (bases[lane] - origin), &source[lane], kBytes); });
+      return true;
+    }
+    uint8_t packed[kWarpSize * kBytes];
+    uint32_t packed_bytes = 0;
+    bool consecutive = true;
+    for_lanes(mask, [&](int lane) {
+      consecutive &= bases[lane] == first + packed_bytes;
+      std::memcpy(packed + packed_bytes, &source[lane], kBytes);
+      packed_bytes += kBytes;
+    });
+    if (consecutive) {
+      stage_store(*stage, first, packed, packed_bytes);
+    } else {
+      for_lanes(mask, [&](int lane) { stage_store(*stage, bases[lane], &source[lane], kBytes); });
+    }
+    return true;
+  }
+
   // The direct per-lane path of exec_store for scalar kBytes stores to .global (kGlobal) or
   // .shared, like load_direct: what store_bytes does for a plain aligned lane (capture record,
   // shared write, or global write / staged store with the same probe), other lanes through
@@ -1187,6 +1268,9 @@ class LaunchRun {
     std::vector<uint8_t>& shared = tls_step.cta->shared;
     uint8_t* const shared_data = shared.data();
     const uint64_t shared_size = shared.size();
+    if constexpr (kGlobal) {
+      if (base_row != nullptr && mask != 0 && store_plain_window<kBytes>(base_row, displacement, source, mask)) return;
+    }
     uint64_t window = ~uint64_t{0};  // the page window of the last global lane (see load_direct)
     uint8_t* page = nullptr;
     for_lanes(mask, [&](int lane) {
@@ -1199,10 +1283,7 @@ class LaunchRun {
         return;
       }
       if (capture != nullptr) {
-        LaneAccess& a = capture->accesses[static_cast<size_t>(lane)];
-        a.space = kGlobal ? MemoryAccess::Space::kGlobal : MemoryAccess::Space::kShared;
-        a.address = base;
-        a.size = kBytes;
+        record_plain<kBytes, kGlobal>(*capture, lane, base);
         capture->access_mask |= 1u << lane;
       }
       if constexpr (kGlobal) {

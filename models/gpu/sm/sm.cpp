@@ -1130,7 +1130,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   cta.linear = linear;
   cta.slot = run.start_cta(linear);
   if (run.observed()) ++s.observed_ctas;
-  cta.start_cycle = s.clock.cycle_at(sc_core::sc_time_stamp()) + 1;
+  cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
   cta.warp_slots.clear();
   uint32_t slot = 0;
   for (uint32_t w = 0; w < n; ++w) {
@@ -1161,7 +1161,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
 }
 
 void Sm::notify_wake() {
-  if (stepper_ != nullptr) stepper_->wake(index_, impl_->clock.cycle_at(sc_core::sc_time_stamp()) + 1);
+  if (stepper_ != nullptr) stepper_->wake(index_, impl_->clock.cycle_at(current_time()) + 1);
   else wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -1188,11 +1188,11 @@ void Sm::thread() {
       wait(wake_);
       continue;
     }
-    uint64_t c = std::max(s.clock.cycle_at(sc_time_stamp()) + 1, cycle_ + 1);
-    if (s.clock.time_of_cycle(c - 1) == sc_time_stamp() && c - 1 > cycle_) c = c - 1;  // on an edge: this one
+    uint64_t c = std::max(s.clock.cycle_at(current_time()) + 1, cycle_ + 1);
+    if (s.clock.time_of_cycle(c - 1) == current_time() && c - 1 > cycle_) c = c - 1;  // on an edge: this one
     while (!s.idle()) {
       const sc_core::sc_time at = s.clock.time_of_cycle(c);
-      if (at > sc_time_stamp()) wait(at - sc_time_stamp());
+      if (at > current_time()) wait(at - current_time());
       const uint64_t next = s.tick(c);
       cycle_ = c;
       if (next == c + 1 || !s.params.idle_skip) {
@@ -1201,8 +1201,8 @@ void Sm::thread() {
       }
       if (s.idle()) break;
       if (next == kNever) wait(wake_);
-      else wait(s.clock.time_of_cycle(next) - sc_time_stamp(), wake_);
-      const uint64_t resume = std::min(next, s.clock.cycle_at(sc_time_stamp()) + 1);
+      else wait(s.clock.time_of_cycle(next) - current_time(), wake_);
+      const uint64_t resume = std::min(next, s.clock.cycle_at(current_time()) + 1);
       s.account_skipped(resume - c - 1);
       c = resume;
     }
@@ -1211,7 +1211,7 @@ void Sm::thread() {
 
 tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
   Impl& s = *impl_;
-  const uint64_t c = s.clock.cycle_at(sc_core::sc_time_stamp());
+  const uint64_t c = s.clock.cycle_at(current_time());
   if (phase == tlm::END_REQ) {
     s.request_in_flight = false;
     s.send_allowed = c + 1;

@@ -46,9 +46,9 @@ void SmStepper::thread() {
       continue;
     }
     const sc_core::sc_time at = clock_.time_of_cycle(due);
-    if (at > sc_time_stamp()) {
-      wait(at - sc_time_stamp(), wake_);
-      if (sc_time_stamp() < at) continue;  // woken before the edge: something may be due earlier
+    if (at > current_time()) {
+      wait(at - current_time(), wake_);
+      if (current_time() < at) continue;  // woken before the edge: something may be due earlier
     }
     step_cycle(due);
   }

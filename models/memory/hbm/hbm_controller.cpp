@@ -13,6 +13,7 @@ using sc_core::sc_time;
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kClosed = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
 }  // namespace
 
 struct HbmController::Request {
@@ -34,8 +35,24 @@ struct HbmController::Bank {
   uint32_t open_row = kClosed;
   uint32_t hits = 0;        // queued requests whose row is open_row (0 while closed)
   uint32_t write_hits = 0;  // of which writes
+  // The oldest queued read and the oldest queued write whose row is open_row (kNoSlot: none),
+  // kept up to date so that a scheduling pass need not walk the queue to find them.
+  uint32_t oldest_read_hit = kNoSlot, oldest_write_hit = kNoSlot;
   std::vector<uint32_t> queue;  // this bank's requests (slots), oldest first
   uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
+
+  void close() {
+    open_row = kClosed;
+    hits = write_hits = 0;
+    oldest_read_hit = oldest_write_hit = kNoSlot;
+  }
+  // The oldest queued read (write) that hits open_row, kNoSlot if none.
+  uint32_t find_oldest_hit(const std::vector<Request>& slots, bool write) const {
+    for (const uint32_t slot : queue) {
+      if (slots[slot].row == open_row && slots[slot].write == write) return slot;
+    }
+    return kNoSlot;
+  }
 };
 
 struct HbmController::Channel {
@@ -155,7 +172,7 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
   }
   if (phase == tlm::END_RESP) {
     responding_[s] = false;
-    wakes_->at(respond_key(), sc_core::sc_time_stamp().value());
+    wakes_->at(respond_key(), current_time().value());
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR("gpuvp/hbm", "unexpected phase on the forward path");
@@ -181,17 +198,19 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
     r.bursts_left = std::max<uint32_t>(1, (gp.get_data_length() + burst - 1) / burst);
   }
   r.bytes = uint64_t{r.bursts_left} * burst;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   r.arrival_ps = now.value();
   r.eligible = clock_.cycle_at(now) + 1;
   Bank& b = ch.banks[r.bank];
-  if (b.open_row == r.row) {
-    ++b.hits;
-    if (r.write) ++b.write_hits;
-  }
   r.seq = ch.next_seq++;
   const uint32_t slot = ch.free_slots.back();
   ch.free_slots.pop_back();
+  if (b.open_row == r.row) {
+    ++b.hits;
+    if (r.write) ++b.write_hits;
+    uint32_t& oldest = r.write ? b.oldest_write_hit : b.oldest_read_hit;
+    if (oldest == kNoSlot) oldest = slot;  // the youngest request: the oldest hit only if alone
+  }
   ch.slots[slot] = r;
   b.queue.push_back(slot);
   ch.queued_banks[r.bank / 64] |= uint64_t{1} << (r.bank % 64);
@@ -201,13 +220,13 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
 }
 
 void HbmController::wake(Channel& ch, uint64_t cycle) {
-  wakes_->at(ch.index, std::max<uint64_t>(clock_.ticks_of_cycle(cycle), sc_core::sc_time_stamp().value()));
+  wakes_->at(ch.index, std::max<uint64_t>(clock_.ticks_of_cycle(cycle), current_time().value()));
 }
 
 void HbmController::run_channel(uint32_t c) {
   Channel& ch = *channels_[c];
   if (ch.queued == 0) return;  // idle: sleep until a request arrives
-  const sc_time now_t = sc_core::sc_time_stamp();
+  const sc_time now_t = current_time();
   const uint64_t now = clock_.next_cycle(now_t);
   if (clock_.ticks_of_cycle(now) != now_t.value()) {
     wake(ch, now);
@@ -239,8 +258,7 @@ void HbmController::refresh(Channel& ch, uint64_t now) {
     const uint64_t refresh_at = open ? start + t_.rp : start;
     const uint64_t blocked_until = refresh_at + t_.rfc;
     for (Bank& b : ch.banks) {
-      b.open_row = kClosed;
-      b.hits = b.write_hits = 0;
+      b.close();
       b.act_ok = std::max(b.act_ok, blocked_until);
     }
     ch.next_cmd = std::max(ch.next_cmd, blocked_until);
@@ -270,36 +288,33 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
   // open, and no queued request hits that row: Bank::hits == 0) may go.
   // Per bank, requests are in age order and their decode cycles (`eligible`) never decrease
   // with age; every other term of a command's earliest cycle is the same for all reads (all
-  // writes) of one bank. So the bank's oldest read and oldest write that hit the open row are
-  // the only row-hit candidates that can be ready first, and when no request hits, its oldest
+  // writes) of one bank. So the bank's oldest read and oldest write that hit the open row (kept
+  // in Bank, so no queue walk here) are the only row-hit candidates that can be ready first, and when no request hits, its oldest
   // request is the only ACT/PRE candidate: the same choice, and the same earliest cycle `next`,
   // as a scan of the whole queue in age order.
-  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-  uint32_t hit_slot = kNone, row_slot = kNone;
+  uint32_t hit_slot = kNoSlot, row_slot = kNoSlot;
   uint64_t hit_seq = kNever, row_seq = kNever;
+  // A row-hit candidate whose column command may go from `floor` on (its bank's and kind's
+  // terms); false when a dry pass may stop (a command can go at `now`).
+  auto hit_candidate = [&](uint32_t slot, uint64_t floor) {
+    const Request& r = ch.slots[slot];
+    const uint64_t t = std::max({r.eligible, floor, ch.last_col_bg == r.bank_group ? col_l : col_s});
+    if (issue && t <= now) {
+      if (r.seq < hit_seq) {
+        hit_seq = r.seq;
+        hit_slot = slot;
+      }
+      return true;
+    }
+    next = std::min(next, std::max(t, now));
+    return issue || next != now;
+  };
   for (uint32_t word = 0; word < ch.queued_banks.size(); ++word) {
     for (uint64_t bits = ch.queued_banks[word]; bits != 0; bits &= bits - 1) {
       Bank& b = ch.banks[word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))];
       if (b.hits != 0) {
-        // Stop once both kinds are found (or the bank has none of a kind).
-        bool write_seen = b.write_hits == 0, read_seen = b.write_hits == b.hits;
-        for (const uint32_t slot : b.queue) {
-          const Request& r = ch.slots[slot];
-          if (r.row != b.open_row || (r.write ? write_seen : read_seen)) continue;
-          (r.write ? write_seen : read_seen) = true;
-          const uint64_t t = std::max({r.eligible, r.write ? wr_floor : rd_floor, r.write ? b.wr_ok : b.rd_ok,
-                                       ch.last_col_bg == r.bank_group ? col_l : col_s});
-          if (issue && t <= now) {
-            if (r.seq < hit_seq) {
-              hit_seq = r.seq;
-              hit_slot = slot;
-            }
-          } else {
-            next = std::min(next, std::max(t, now));
-            if (!issue && next == now) return false;
-          }
-          if (read_seen && write_seen) break;
-        }
+        if (b.oldest_read_hit != kNoSlot && !hit_candidate(b.oldest_read_hit, std::max(rd_floor, b.rd_ok))) return false;
+        if (b.oldest_write_hit != kNoSlot && !hit_candidate(b.oldest_write_hit, std::max(wr_floor, b.wr_ok))) return false;
         continue;
       }
       const uint32_t slot = b.queue.front();
@@ -317,7 +332,7 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
       }
     }
   }
-  if (hit_slot != kNone) {
+  if (hit_slot != kNoSlot) {
     Request& r = ch.slots[hit_slot];
     Bank& b = ch.banks[r.bank];
     const uint64_t lat = r.write ? t_.wl : t_.cl;
@@ -336,7 +351,7 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     if (--r.bursts_left == 0) complete(ch, hit_slot, now + lat + t_.burst);
     return true;
   }
-  if (row_slot == kNone) return false;
+  if (row_slot == kNoSlot) return false;
   Request& r = ch.slots[row_slot];
   Bank& b = ch.banks[r.bank];
   if (b.open_row == kClosed) {
@@ -344,9 +359,12 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     b.open_row = r.row;
     b.hits = b.write_hits = 0;
     for (const uint32_t slot : b.queue) {
-      if (ch.slots[slot].row != r.row) continue;
+      const Request& q = ch.slots[slot];
+      if (q.row != r.row) continue;
       ++b.hits;
-      if (ch.slots[slot].write) ++b.write_hits;
+      if (q.write) ++b.write_hits;
+      uint32_t& oldest = q.write ? b.oldest_write_hit : b.oldest_read_hit;
+      if (oldest == kNoSlot) oldest = slot;
     }
     b.rd_ok = b.wr_ok = now + t_.rcd;
     b.pre_ok = std::max(b.pre_ok, now + t_.ras);
@@ -358,8 +376,7 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     ++*st.activates;
   } else {
     classify(r, st.row_conflicts);
-    b.open_row = kClosed;
-    b.hits = b.write_hits = 0;
+    b.close();
     b.act_ok = std::max(b.act_ok, now + t_.rp);
     ++*st.precharges;
   }
@@ -372,8 +389,10 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   Bank& bank = ch.banks[r.bank];
   bank.queue.erase(std::find(bank.queue.begin(), bank.queue.end(), slot));
   if (bank.queue.empty()) ch.queued_banks[r.bank / 64] &= ~(uint64_t{1} << (r.bank % 64));
-  --bank.hits;  // its last column command went: it hit the open row
+  --bank.hits;  // its last column command went: it hit the open row, the oldest of its kind
   if (r.write) --bank.write_hits;
+  const bool more_of_kind = r.write ? bank.write_hits != 0 : bank.hits != bank.write_hits;
+  (r.write ? bank.oldest_write_hit : bank.oldest_read_hit) = more_of_kind ? bank.find_oldest_hit(ch.slots, r.write) : kNoSlot;
   ch.free_slots.push_back(slot);
   --ch.queued;
   ChannelStats& st = *channel_stats_[ch.index];
@@ -413,7 +432,7 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
 }
 
 void HbmController::respond() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = current_time().value();
   uint64_t next = kNever;
   for (std::size_t s = 0; s < responses_.size(); ++s) {
     auto& heap = responses_[s];

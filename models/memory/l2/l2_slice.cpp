@@ -85,7 +85,7 @@ void L2Slice::on_wake(uint32_t kind) {
 }
 
 void L2Slice::wake_at(uint32_t kind, uint64_t time_ps) {
-  group_->queue_.at(index_ * kWakeKinds + kind, std::max<uint64_t>(time_ps, sc_core::sc_time_stamp().value()));
+  group_->queue_.at(index_ * kWakeKinds + kind, std::max<uint64_t>(time_ps, current_time().value()));
 }
 
 tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
@@ -110,7 +110,7 @@ tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::t
 
 void L2Slice::schedule_process() {
   if (stalled_ || queue_.empty()) return;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   const uint64_t cycle = std::max(clock_.next_cycle(now), pipe_free_);
   wake_at(kWakeProcess, clock_.ticks_of_cycle(cycle));
 }
@@ -134,7 +134,7 @@ uint8_t L2Slice::sector_mask(tlm::tlm_generic_payload& gp) const {
 
 void L2Slice::process() {
   if (stalled_ || queue_.empty()) return;
-  const sc_time now_t = sc_core::sc_time_stamp();
+  const sc_time now_t = current_time();
   const uint64_t now = clock_.next_cycle(now_t);
   if (clock_.ticks_of_cycle(now) != now_t.value() || now < pipe_free_) {
     schedule_process();
@@ -299,7 +299,7 @@ void L2Slice::respond_at(tlm::tlm_generic_payload& gp, uint64_t time_ps) {
 }
 
 void L2Slice::send_responses() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = current_time().value();
   while (!responding_ && !responses_.empty() && responses_.top().time <= now) {
     tlm::tlm_generic_payload* gp = responses_.top().value;
     responses_.pop();
@@ -313,7 +313,7 @@ void L2Slice::send_responses() {
 }
 
 void L2Slice::send_dram() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = current_time().value();
   while (dram_in_flight_ == nullptr && !dram_queue_.empty() && dram_queue_.front().time_ps <= now) {
     tlm::tlm_generic_payload* gp = dram_queue_.front().gp;
     dram_queue_.pop();
@@ -361,7 +361,7 @@ void L2Slice::fill(tlm::tlm_generic_payload& gp) {
   Mshr& m = mshrs_[mi];
   way->valid |= gpu_extension(gp)->sector_mask;
   --m.outstanding;
-  const uint64_t edge = clock_.next_cycle(sc_core::sc_time_stamp());
+  const uint64_t edge = clock_.next_cycle(current_time());
   Target* t = &targets_[mi * params_.mshr_targets];
   uint32_t kept = 0;
   for (uint32_t k = 0; k < m.targets; ++k) {
