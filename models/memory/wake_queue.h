@@ -32,7 +32,7 @@ class WakeQueue {
 
   // Spawns the method process: call while the owning module is being constructed.
   WakeQueue(const char* name, uint32_t keys, Handler handler)
-      : due_(keys, kNever), slot_(keys, kNotQueued), handler_(std::move(handler)) {
+      : slot_(keys, kNotQueued), handler_(std::move(handler)) {
     heap_.reserve(keys);
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
@@ -45,8 +45,7 @@ class WakeQueue {
 
   // handler(key) at absolute time t_ps (at least the current time).
   void at(uint32_t key, uint64_t t_ps) {
-    if (t_ps >= due_[key]) return;
-    due_[key] = t_ps;
+    if (t_ps >= due(key)) return;
     if (slot_[key] == kNotQueued) {
       slot_[key] = static_cast<uint32_t>(heap_.size());
       heap_.push_back(Item{t_ps, key});
@@ -56,7 +55,8 @@ class WakeQueue {
     sift_up(slot_[key]);
     if (!running_ && t_ps < armed_) arm(t_ps);
   }
-  uint64_t due(uint32_t key) const { return due_[key]; }
+  // Time of the key's pending wake, kNever if none.
+  uint64_t due(uint32_t key) const { return slot_[key] == kNotQueued ? kNever : heap_[slot_[key]].first; }
 
  private:
   // An indexed binary min-heap: one entry per key with a pending wake, slot_ says where, so an
@@ -110,14 +110,12 @@ class WakeQueue {
     while (!heap_.empty() && heap_.front().first <= now) {
       const uint32_t key = heap_.front().second;
       pop_top();
-      due_[key] = kNever;
       handler_(key);
     }
     running_ = false;
     if (!heap_.empty()) arm(heap_.front().first);
   }
 
-  std::vector<uint64_t> due_;   // per key: time of its pending wake, kNever if none
   std::vector<uint32_t> slot_;  // per key: index of its entry in heap_, kNotQueued if none
   std::vector<Item> heap_;      // min-heap on (time, key)
   Handler handler_;

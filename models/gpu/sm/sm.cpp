@@ -72,8 +72,7 @@ struct LsuOp {
 };
 
 // A load or atomic waiting for its sectors.
-struct LoadRecord {
-  bool used = false;
+struct LoadRecord {  // in use: its bit in Impl::record_busy
   uint32_t warp_slot = 0;
   uint32_t pending = 0;        // lines not yet returned (+1 while the LSU still walks it)
   uint64_t ready_floor = 0;    // earliest completion (hit latency after the last lookup)
@@ -81,8 +80,7 @@ struct LoadRecord {
   uint32_t dst[InstructionInfo::kMaxDst];
 };
 
-struct Mshr {
-  bool used = false;
+struct Mshr {  // in use: its bit in Impl::mshr_busy
   tlm::tlm_generic_payload* gp = nullptr;
   bool atomic = false;
   bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
@@ -232,7 +230,7 @@ struct Sm::Impl {
 
   Ring<LsuOp> lsu;
   std::vector<LoadRecord> records;
-  std::vector<uint64_t> record_busy;  // bit i: records[i].used (the lowest free one is found per word)
+  std::vector<uint64_t> record_busy;  // bit i set: records[i] in use (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
   Ring<Outgoing> outgoing;
   Ring<Response> responses;
@@ -242,7 +240,7 @@ struct Sm::Impl {
   std::vector<L1Line> l1;
   uint32_t sets = 1, ways = 1;
   uint64_t l1_clock = 0;
-  // Bit i set: mshrs[i].used. Lets the per-line searches (lowest free, lowest mergeable, the
+  // Bit i set: mshrs[i] in use. Lets the per-line searches (lowest free, lowest mergeable, the
   // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
   std::vector<uint64_t> mshr_busy;
   // Counting filter over the lines of busy MSHRs (hashed line index): a missed
@@ -329,7 +327,6 @@ struct Sm::Impl {
       --line_filter[filter_bucket(e.line)];
       mshr_busy[i / 64] &= ~(uint64_t{1} << (i % 64));
     }
-    e.used = used;
   }
   // Counts of a resident warp's parked byte in live / unparked.
   void count_parked(uint32_t slot, bool add) {
@@ -481,7 +478,6 @@ struct Sm::Impl {
       const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(free));
       if (i >= records.size()) return kNone;
       record_busy[word] |= uint64_t{1} << (i % 64);
-      records[i].used = true;
       return i;
     }
     return kNone;
@@ -495,7 +491,6 @@ struct Sm::Impl {
     --w.outstanding;
     set_memory_wait(rec.warp_slot, false);
     mark_dirty(rec.warp_slot % subcores);
-    rec.used = false;
     record_busy[r / 64] &= ~(uint64_t{1} << (r % 64));
     if (w.exited) retire_pending = true;  // a CTA is done only once all its warps exited
   }
