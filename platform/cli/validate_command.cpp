@@ -14,6 +14,8 @@
 #include "models/gpu/gpu_timing/gpu_timing.h"
 #include "models/gpu/ptx/executor.h"
 #include "models/gpu/ptx/kernel_run.h"
+#include "platform/cli/fresh_sim_context.h"
+#include "platform/cli/validate_applications.h"
 #include "platform/clock_domains.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -35,29 +37,8 @@ struct Outcome {
   uint64_t warp_instructions = 0;
 };
 
-// A fresh SystemC context per kernel (as the platform server makes one per platform), so every
-// measurement starts from cold caches and time zero: results do not depend on run order.
-class FreshContext {
- public:
-  FreshContext() : context_(new sc_core::sc_simcontext()) {
-    sc_core::sc_curr_simcontext = context_;
-    sc_core::sc_default_global_context = context_;
-    sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-  }
-  ~FreshContext() {
-    delete context_;
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
-  }
-  FreshContext(const FreshContext&) = delete;
-  FreshContext& operator=(const FreshContext&) = delete;
-
- private:
-  sc_core::sc_simcontext* context_;
-};
-
 Outcome run_kernel(const PlatformParams& params, const std::string& ptx_text, const Launch& launch) {
-  FreshContext context;
+  FreshSimContext context;  // cold caches and time zero for every measurement
   stats::Registry stats;
   Outcome outcome;
   std::string error;
@@ -145,6 +126,15 @@ struct Row {
   std::string source;
 };
 
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream in(path);
+  if (path.empty() || !in) return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  *text = buffer.str();
+  return true;
+}
+
 std::string format_value(double v) {
   char text[32];
   if (std::fabs(v) >= 10 || v == std::floor(v)) {
@@ -165,6 +155,11 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
   ptx_path_ = GPUVP_UBENCH_PTX;
 #endif
   command_->add_option("--ptx", ptx_path_, "PTX of sw/workloads/ubench (default: the one built with gpuvp)");
+#ifdef GPUVP_CORRELATION_PTX
+  applications_ptx_path_ = GPUVP_CORRELATION_PTX;
+#endif
+  command_->add_option("--applications-ptx", applications_ptx_path_,
+                       "PTX of the application table (default: the one built with gpuvp)");
   command_->add_flag("--quick", quick_, "shorter chains and a smaller bandwidth kernel (tests); same rows");
   command_->footer("Example: gpuvp validate --config v100");
 }
@@ -172,19 +167,22 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
 int ValidateCommand::execute() const {
   const config::Config config = config_options_.load(loader_);
   const PlatformParams p = PlatformParams::load(config);
-  std::ifstream in(ptx_path_);
-  if (ptx_path_.empty() || !in) {
+  std::string ptx, applications_ptx;
+  if (!read_text(ptx_path_, &ptx)) {
     std::cerr << "gpuvp validate: cannot read the microbenchmark PTX '" << ptx_path_ << "' (pass --ptx)\n";
     return 1;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string ptx = text.str();
+  if (!read_text(applications_ptx_path_, &applications_ptx)) {
+    std::cerr << "gpuvp validate: cannot read the application PTX '" << applications_ptx_path_
+              << "' (pass --applications-ptx)\n";
+    return 1;
+  }
   const auto wall_start = std::chrono::steady_clock::now();
 
   // Chain lengths: the difference of two runs is divided by the difference of lengths.
   const uint32_t s0 = quick_ ? 64 : 256, s1 = quick_ ? 320 : 1280;
   std::vector<Row> rows;
+  std::vector<ApplicationFigure> applications;
   try {
     // L1 hit: a ring of 64 lines (8 KiB, inside the 32 KiB L1), one warm-up lap first.
     rows.push_back({"L1 hit latency", per_link(p, ptx, [](uint32_t n) { return global_chase("chase_global_ca", 64, 128, 64, n); }, s0, s1),
@@ -267,6 +265,7 @@ int ValidateCommand::execute() const {
       rows.push_back({"vectorAdd 163840 elements", static_cast<double>(run_kernel(p, ptx, l).cycles), "cycles", 5271,
                       "seed 000 Table 3 (real V100)"});
     }
+    applications = run_application_table(p, applications_ptx);
   } catch (const std::exception& e) {
     std::cerr << "gpuvp validate: " << e.what() << "\n";
     return 1;
@@ -289,6 +288,24 @@ int ValidateCommand::execute() const {
     std::printf("%-40s %10s %10s %8s  %s\n", r.name.c_str(), model.c_str(), reference.c_str(), off.c_str(),
                 r.source.c_str());
   }
+  std::printf("\n%-40s %8s %10s %10s %8s  %s\n", "application (every launch)", "launches", "model", "reference",
+              "off", "reference source");
+  for (const ApplicationFigure& a : applications) {
+    const double off = 100.0 * (static_cast<double>(a.cycles) - static_cast<double>(a.reference)) /
+                       static_cast<double>(a.reference);
+    std::printf("%-40s %8llu %10llu %10llu %+7.1f%%  %s\n", a.name.c_str(), static_cast<unsigned long long>(a.launches),
+                static_cast<unsigned long long>(a.cycles), static_cast<unsigned long long>(a.reference), off,
+                a.source.c_str());
+    if (a.kernels.size() < 2) continue;
+    for (const KernelCycles& k : a.kernels) {
+      char reference_share[32] = "-";
+      if (k.reference_share > 0) std::snprintf(reference_share, sizeof reference_share, "%.0f%%", 100.0 * k.reference_share);
+      std::printf("  %-38s %8llu %10llu %10s %8s  share of the program's cycles: model %.0f%%\n", k.name.c_str(),
+                  static_cast<unsigned long long>(k.launches), static_cast<unsigned long long>(k.cycles), reference_share,
+                  "", 100.0 * static_cast<double>(k.cycles) / static_cast<double>(a.cycles));
+    }
+  }
+  std::printf("(applications: summed kernel cycles of every launch, results checked against a CPU reference)\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::printf("(latencies: cycles per link of a dependent chain, from two chain lengths; %.1f s wall)\n", wall);
   return 0;

@@ -28,6 +28,7 @@ class ValidateCommand {
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
   std::string ptx_path_;
+  std::string applications_ptx_path_;
   bool quick_ = false;
 };
 
