@@ -148,6 +148,8 @@ struct Instruction {
   bool shift_left = false;     // shf.l
   bool relu = false;           // .relu on f16 min/max/cvt
   bool l1_bypass = false;      // ld.cg / ld.cv / ld.volatile: not cached in L1 (timing only)
+  bool ordered = false;        // .volatile/.relaxed/.acquire/.release/.mmio access: keeps its place
+                               // among memory operations (block scheduler)
   bool has_guard = false;
   bool guard_negated = false;
   uint8_t operand_count = 0;
@@ -155,6 +157,22 @@ struct Instruction {
   uint32_t line = 0;           // PTX source line, for error messages
   Operand operands[7];
 };
+
+// Leading operands an instruction writes (the rest are read; a memory operand's base register is
+// always read).
+constexpr int destination_operand_count(const Instruction& inst) {
+  switch (inst.opcode) {
+    case Opcode::kSt: case Opcode::kRed: case Opcode::kBra: case Opcode::kBrx: case Opcode::kCall:
+    case Opcode::kRet: case Opcode::kExit: case Opcode::kTrap: case Opcode::kBrkpt: case Opcode::kNanosleep:
+    case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarWarpSync: case Opcode::kMembar:
+    case Opcode::kFence: case Opcode::kPrefetch:
+      return 0;
+    case Opcode::kSetp: case Opcode::kShfl:
+      return 2;  // p|q, d|p
+    default:
+      return 1;
+  }
+}
 
 struct FunctionParam {
   std::string name;

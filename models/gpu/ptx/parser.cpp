@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/gpu/ptx/ir.h"
+#include "models/gpu/ptx/block_scheduler.h"
 #include "models/gpu/ptx/lexer.h"
 
 namespace gpuvp::ptx {
@@ -1184,6 +1185,10 @@ class Parser {
     const Opcode op = inst.opcode;
     // Cache operators change no value; the timing model needs to know which loads skip L1.
     if (op == Opcode::kLd && (m == "cg" || m == "cv" || m == "volatile")) inst.l1_bypass = true;
+    if ((op == Opcode::kLd || op == Opcode::kSt) &&
+        (m == "volatile" || m == "relaxed" || m == "acquire" || m == "release" || m == "mmio")) {
+      inst.ordered = true;
+    }
     if (auto type = type_from_name(m)) {
       types.push_back(*type);
       return true;
@@ -1874,6 +1879,10 @@ class Parser {
     }
     for (const auto& reloc : pending_relocations_) {
       (void)reloc;
+    }
+    // Decode once, scheduled as ptxas would (see block_scheduler.h).
+    for (Function& f : program_.functions) {
+      if (f.is_defined) schedule_basic_blocks(f);
     }
     for (uint32_t i = 0; i < program_.functions.size(); ++i) {
       const Function& f = program_.functions[i];
