@@ -240,7 +240,9 @@ TEST(CubinBadInput, EveryTruncationAndByteFlipIsHandled) {
     if (n < headers_end) {
       EXPECT_FALSE(cubin) << "a prefix of " << n << " bytes lacks section headers";
     }
-    if (!cubin) EXPECT_EQ(error.rfind("cubin: ", 0), 0u) << n;
+    if (!cubin) {
+      EXPECT_EQ(error.rfind("cubin: ", 0), 0u) << n;
+    }
   }
   // Deterministic single-byte corruptions over the headers and the attribute sections.
   uint32_t state = 12345;
@@ -251,7 +253,9 @@ TEST(CubinBadInput, EveryTruncationAndByteFlipIsHandled) {
     i.bytes[at] = static_cast<char>(i.bytes[at] ^ static_cast<char>(1u << (state >> 29)));
     std::string error;
     const auto cubin = parse_cubin(i.bytes.data(), i.bytes.size(), &error);
-    if (!cubin) EXPECT_FALSE(error.empty());
+    if (!cubin) {
+      EXPECT_FALSE(error.empty());
+    }
   }
 }
 

@@ -730,8 +730,8 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
       ptx::KernelRun run(memory, options, module, kernel, config, params);
       run.set_resources(resources);
       if (!told) {
-        warn_once(kernel.name, "registers per thread estimated from the PTX (the program told no SASS resources: "
-                               "no cubin of this device's major architecture); occupancy is approximate");
+        warn_once(kernel.name, "registers per thread estimated from the PTX (no SASS resources told with GetFunction, "
+                               "e.g. no cubin of this device's major architecture); occupancy is approximate");
       }
       try {
         kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
