@@ -152,6 +152,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::InvalidAddress: error = cudaErrorInvalidValue; break;
       case dev::Status::OutOfMemory: error = cudaErrorMemoryAllocation; break;
       case dev::Status::InvalidLaunch: error = cudaErrorInvalidConfiguration; break;
+      case dev::Status::LaunchOutOfResources: error = cudaErrorLaunchOutOfResources; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
         error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;

@@ -408,7 +408,7 @@ TEST_F(Resources, BadToldResourcesAreRefused) {
   const auto heavy = get_function(module, "vec_add", sass(255), &layout);
   ASSERT_OK(heavy);
   const auto r = vec_add(heavy.value0, layout, 1024, 4096);
-  EXPECT_STATUS(r, Status::InvalidLaunch);
+  EXPECT_STATUS(r, Status::LaunchOutOfResources);
   EXPECT_NE(std::string(r.message).find("too many resources"), std::string::npos) << r.message;
   // A told thread limit binds the launch.
   device::KernelResources limited = sass(32);

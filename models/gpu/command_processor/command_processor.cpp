@@ -680,7 +680,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
                            resources.local_bytes_per_thread};
     const Occupancy fit = occupancy(params_.sm, cta);
     if (fit.ctas_per_sm == 0) {
-      return refuse(Status::InvalidLaunch, "too many resources requested: a CTA of " + std::to_string(threads) +
+      return refuse(Status::LaunchOutOfResources, "too many resources requested: a CTA of " + std::to_string(threads) +
                                                " threads x " + std::to_string(cta.registers_per_thread) +
                                                " registers (sm_" + std::to_string(resources.sass_arch) + " SASS), " +
                                                std::to_string(shared) + " B shared does not fit on an SM (" +

@@ -297,6 +297,7 @@ enum class Status : uint32_t {
   NotSupported = 9,
   RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
   ChannelUnavailable = 11,   // no free channel / channel not claimed
+  LaunchOutOfResources = 12, // a CTA cannot be resident on an SM by the kernel's told resources
 };
 
 struct CompletionRecord {
