@@ -25,8 +25,8 @@ namespace {
 class ProgramRun {
  public:
   ProgramRun(const PlatformParams& params, ptx::DeviceMemory& memory, const ptx::LoadedModule& module,
-             gpu::GpuTiming& timing)
-      : params_(params), memory_(memory), module_(module), timing_(timing) {}
+             const ValidationKernels& kernels, gpu::GpuTiming& timing)
+      : params_(params), memory_(memory), module_(module), kernels_told_(kernels), timing_(timing) {}
 
   template <typename... Args>
   void launch(const std::string& name, ptx::Dim3 grid, ptx::Dim3 block, const Args&... args) {
@@ -34,6 +34,7 @@ class ProgramRun {
     ptx::ExecutorOptions options;
     options.sm_count = params_.sm.count;
     ptx::KernelRun run(memory_, options, module_, kernel, {grid, block, 0}, ptx::pack_params(kernel, args...));
+    run.set_resources(kernels_told_.resources(name));
     const uint64_t cycles = timing_.run(run, launches_++).cycles;
     cycles_ += cycles;
     auto kernel_row = std::find_if(kernels_.begin(), kernels_.end(), [&](const KernelCycles& k) { return k.name == name; });
@@ -52,22 +53,23 @@ class ProgramRun {
   const PlatformParams& params_;
   ptx::DeviceMemory& memory_;
   const ptx::LoadedModule& module_;
+  const ValidationKernels& kernels_told_;  // the resources each launch tells
   gpu::GpuTiming& timing_;
   uint64_t cycles_ = 0;
   uint64_t launches_ = 0;
   std::vector<KernelCycles> kernels_;  // in order of first launch
 };
 
-ApplicationFigure run_program(const PlatformParams& params, const std::string& ptx_text, ApplicationFigure figure,
+ApplicationFigure run_program(const PlatformParams& params, const ValidationKernels& kernels, ApplicationFigure figure,
                               const std::function<void(ProgramRun&)>& program) {
   FreshSimContext context;
   stats::Registry stats;
   std::string error;
   {
     ptx::DeviceMemory memory;
-    ptx::LoadedModule module(ptx::Module::parse(ptx_text, "correlation.ptx"), memory);
+    ptx::LoadedModule module(ptx::Module::parse(kernels.ptx(), "correlation.ptx"), memory);
     gpu::GpuTiming timing("timing", params, ClockDomains::from(params), stats);
-    ProgramRun run(params, memory, module, timing);
+    ProgramRun run(params, memory, module, kernels, timing);
     sc_core::sc_spawn([&] {
       try {
         program(run);
@@ -153,13 +155,13 @@ void lud(ProgramRun& run) {
 
 }  // namespace
 
-std::vector<ApplicationFigure> run_application_table(const PlatformParams& params, const std::string& ptx_text) {
+std::vector<ApplicationFigure> run_application_table(const PlatformParams& params, const ValidationKernels& kernels) {
   std::vector<ApplicationFigure> table;
-  table.push_back(run_program(params, ptx_text,
+  table.push_back(run_program(params, kernels,
                               {"vectorAdd (163,840 elements)", 0, 0, 5271, "seed 000 Table 3 (P9/V100, nvprof)", {}},
                               vector_add));
   // Seed 000 §C.3: diagonal 63 %, perimeter 22 %, internal 14 % of lud's kernel time.
-  table.push_back(run_program(params, ptx_text,
+  table.push_back(run_program(params, kernels,
                               {"lud (256x256, 16x16 blocks)", 0, 0, 494519, "seed 000 Table 3 (P9/V100, nvprof)",
                                {{"corr_lud_diagonal", 0, 0, 0.63}, {"corr_lud_perimeter", 0, 0, 0.22},
                                 {"corr_lud_internal", 0, 0, 0.14}}},

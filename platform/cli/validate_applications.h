@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/cli/validation_kernels.h"
 #include "platform/platform_params.h"
 
 namespace gpuvp::cli {
@@ -30,6 +31,6 @@ struct ApplicationFigure {
 
 // Runs every application of the table on the timing model of `params`. Throws
 // std::runtime_error when a program's result differs from its CPU reference or a kernel fails.
-std::vector<ApplicationFigure> run_application_table(const PlatformParams& params, const std::string& ptx_text);
+std::vector<ApplicationFigure> run_application_table(const PlatformParams& params, const ValidationKernels& kernels);
 
 }  // namespace gpuvp::cli

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -16,6 +17,7 @@
 #include "models/gpu/ptx/kernel_run.h"
 #include "platform/cli/fresh_sim_context.h"
 #include "platform/cli/validate_applications.h"
+#include "platform/cli/validation_kernels.h"
 #include "platform/clock_domains.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -37,20 +39,21 @@ struct Outcome {
   uint64_t warp_instructions = 0;
 };
 
-Outcome run_kernel(const PlatformParams& params, const std::string& ptx_text, const Launch& launch) {
+Outcome run_kernel(const PlatformParams& params, const ValidationKernels& kernels, const Launch& launch) {
   FreshSimContext context;  // cold caches and time zero for every measurement
   stats::Registry stats;
   Outcome outcome;
   std::string error;
   {
     ptx::DeviceMemory memory;
-    ptx::LoadedModule module(ptx::Module::parse(ptx_text, "ubench.ptx"), memory);
+    ptx::LoadedModule module(ptx::Module::parse(kernels.ptx(), "ubench.ptx"), memory);
     const ptx::Kernel& kernel = module.kernel(launch.kernel);
     std::vector<uint8_t> packed = launch.setup(memory, kernel);
     gpu::GpuTiming timing("timing", params, ClockDomains::from(params), stats);
     ptx::ExecutorOptions options;
     options.sm_count = params.sm.count;
     ptx::KernelRun run(memory, options, module, kernel, {launch.grid, launch.block, 0}, std::move(packed));
+    run.set_resources(kernels.resources(launch.kernel));
     sc_core::sc_spawn([&] {
       try {
         outcome.cycles = timing.run(run, 1).cycles;
@@ -78,7 +81,7 @@ uint64_t pointer_ring(ptx::DeviceMemory& memory, uint64_t count, uint64_t stride
 }
 
 // Cycles per link of a chain: the kernel run with `short_steps` and `long_steps` links.
-double per_link(const PlatformParams& p, const std::string& ptx, const std::function<Launch(uint32_t)>& make,
+double per_link(const PlatformParams& p, const ValidationKernels& ptx, const std::function<Launch(uint32_t)>& make,
                 uint32_t short_steps, uint32_t long_steps) {
   const Outcome a = run_kernel(p, ptx, make(short_steps));
   const Outcome b = run_kernel(p, ptx, make(long_steps));
@@ -126,15 +129,6 @@ struct Row {
   std::string source;
 };
 
-bool read_text(const std::string& path, std::string* text) {
-  std::ifstream in(path);
-  if (path.empty() || !in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  *text = buffer.str();
-  return true;
-}
-
 std::string format_value(double v) {
   char text[32];
   if (std::fabs(v) >= 10 || v == std::floor(v)) {
@@ -155,11 +149,21 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
   ptx_path_ = GPUVP_UBENCH_PTX;
 #endif
   command_->add_option("--ptx", ptx_path_, "PTX of sw/workloads/ubench (default: the one built with gpuvp)");
+#ifdef GPUVP_UBENCH_CUBIN
+  cubin_path_ = GPUVP_UBENCH_CUBIN;
+#endif
+  command_->add_option("--cubin", cubin_path_,
+                       "sm_75 cubin of the same kernels: their registers, shared and local memory (default: built with gpuvp)");
 #ifdef GPUVP_CORRELATION_PTX
   applications_ptx_path_ = GPUVP_CORRELATION_PTX;
 #endif
   command_->add_option("--applications-ptx", applications_ptx_path_,
                        "PTX of the application table (default: the one built with gpuvp)");
+#ifdef GPUVP_CORRELATION_CUBIN
+  applications_cubin_path_ = GPUVP_CORRELATION_CUBIN;
+#endif
+  command_->add_option("--applications-cubin", applications_cubin_path_,
+                       "sm_75 cubin of the application table's kernels (default: built with gpuvp)");
   command_->add_flag("--quick", quick_, "shorter chains and a smaller bandwidth kernel (tests); same rows");
   command_->footer("Example: gpuvp validate --config v100");
 }
@@ -167,16 +171,17 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
 int ValidateCommand::execute() const {
   const config::Config config = config_options_.load(loader_);
   const PlatformParams p = PlatformParams::load(config);
-  std::string ptx, applications_ptx;
-  if (!read_text(ptx_path_, &ptx)) {
-    std::cerr << "gpuvp validate: cannot read the microbenchmark PTX '" << ptx_path_ << "' (pass --ptx)\n";
+  // PTX for the functional model, and the cubin nvcc built from the same source for occupancy.
+  std::optional<ValidationKernels> microbenchmarks, application_kernels;
+  try {
+    microbenchmarks.emplace(ptx_path_, cubin_path_, p.device.compute_capability);
+    application_kernels.emplace(applications_ptx_path_, applications_cubin_path_, p.device.compute_capability);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuvp validate: " << e.what() << " (pass --ptx/--cubin, --applications-ptx/--applications-cubin)\n";
     return 1;
   }
-  if (!read_text(applications_ptx_path_, &applications_ptx)) {
-    std::cerr << "gpuvp validate: cannot read the application PTX '" << applications_ptx_path_
-              << "' (pass --applications-ptx)\n";
-    return 1;
-  }
+  const ValidationKernels& ptx = *microbenchmarks;
+  const ValidationKernels& applications_ptx = *application_kernels;
   const auto wall_start = std::chrono::steady_clock::now();
 
   // Chain lengths: the difference of two runs is divided by the difference of lengths.

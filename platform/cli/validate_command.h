@@ -29,6 +29,8 @@ class ValidateCommand {
   ConfigOptions config_options_;
   std::string ptx_path_;
   std::string applications_ptx_path_;
+  std::string cubin_path_;
+  std::string applications_cubin_path_;
   bool quick_ = false;
 };
 

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "sw/cubin/cubin.h"
+
 namespace gpuvp::cudart {
 namespace {
 
@@ -54,6 +56,18 @@ const FatbinEntry* Fatbin::lowest_ptx() const {
     if (entry.kind == FatbinKind::Ptx && (lowest == nullptr || entry.arch < lowest->arch)) lowest = &entry;
   }
   return lowest;
+}
+
+const FatbinEntry* Fatbin::best_cubin(uint32_t cc) const {
+  std::vector<uint32_t> archs;
+  std::vector<const FatbinEntry*> elves;
+  for (const FatbinEntry& entry : entries) {
+    if (entry.kind != FatbinKind::Elf) continue;
+    archs.push_back(entry.arch);
+    elves.push_back(&entry);
+  }
+  const int best = cubin::best_cubin(archs, cc);
+  return best < 0 ? nullptr : elves[static_cast<std::size_t>(best)];
 }
 
 std::optional<Fatbin> parse_fatbin(const void* data, std::size_t limit, std::string* error) {

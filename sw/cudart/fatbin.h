@@ -37,6 +37,10 @@ struct Fatbin {
   const FatbinEntry* best_ptx(uint32_t cc) const;
   // The PTX of the lowest architecture, nullptr when there is none.
   const FatbinEntry* lowest_ptx() const;
+  // The cubin (ELF entry) whose kernel resources serve a device of compute capability `cc`: the
+  // exact architecture, else the nearest of the same major (sw/cubin/cubin.h, best_cubin);
+  // nullptr when none matches.
+  const FatbinEntry* best_cubin(uint32_t cc) const;
 };
 
 // Parses one container at `data`. `limit` bounds the bytes that may be read (0: trust the

@@ -152,6 +152,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::InvalidAddress: error = cudaErrorInvalidValue; break;
       case dev::Status::OutOfMemory: error = cudaErrorMemoryAllocation; break;
       case dev::Status::InvalidLaunch: error = cudaErrorInvalidConfiguration; break;
+      case dev::Status::LaunchOutOfResources: error = cudaErrorLaunchOutOfResources; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
         error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
@@ -490,6 +491,22 @@ cudaError_t Runtime::load_module(Module& module) {
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
   module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
+  module.ptx_arch = ptx->arch;
+  // Kernel resources (registers, shared and local memory) come from the SASS ptxas produced, as
+  // a driver reads them: the device's own architecture, else the nearest of its major. Without
+  // one the platform estimates registers from the PTX and warns per kernel.
+  if (const FatbinEntry* elf = module.fatbin->best_cubin(cc); elf != nullptr) {
+    std::string error;
+    module.cubin = cubin::parse_cubin(elf->payload.data(), elf->payload.size(), &error);
+    if (module.cubin) {
+      module.cubin_source = cubin::arch_match(elf->arch, cc) == cubin::ArchMatch::kExact
+                                ? dev::ResourceSource::CubinExact
+                                : dev::ResourceSource::CubinNearest;
+    } else {
+      std::fprintf(stderr, "gpuvp: warning: the program's sm_%u cubin is unreadable (%s); kernel registers "
+                   "will be estimated\n", elf->arch, error.c_str());
+    }
+  }
   const auto text = copy_into_window(ptx->payload.data(), ptx->payload.size());
   if (!text) return cudaErrorMemoryAllocation;
   const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx->payload.size()));
@@ -513,8 +530,18 @@ cudaError_t Runtime::resolve(Function& function) {
     if (name) driver_->release(*name);
     return cudaErrorMemoryAllocation;
   }
-  const driver::Completion done = call(
-      kControlQueue, command(dev::Opcode::GetFunction, function.module->handle, *name, function.name.size(), *layout));
+  dev::Command get = command(dev::Opcode::GetFunction, function.module->handle, *name, function.name.size(), *layout);
+  if (function.module->cubin) function.sass = function.module->cubin->find(function.name);
+  if (const cubin::KernelResources* sass = function.sass; sass != nullptr) {
+    dev::KernelResources& told = get.body.get_function.resources;
+    told.source = static_cast<uint32_t>(function.module->cubin_source);
+    told.sass_arch = function.module->cubin->arch;
+    told.registers_per_thread = sass->registers;
+    told.static_shared_bytes = sass->static_shared_bytes;
+    told.local_bytes_per_thread = sass->local_bytes;
+    told.max_threads_per_block = sass->required_threads != 0 ? sass->required_threads : sass->max_threads;
+  }
+  const driver::Completion done = call(kControlQueue, get);
   driver_->release(*name);
   if (done.ok()) {
     const uint32_t count = static_cast<uint32_t>(done.value1 >> 32);
@@ -1233,21 +1260,48 @@ cudaError_t Runtime::function_attributes(cudaFuncAttributes* attributes, const v
   if (function == nullptr) return cudaErrorInvalidDeviceFunction;
   if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
   std::memset(attributes, 0, sizeof *attributes);
-  attributes->maxThreadsPerBlock = static_cast<int>(info().max_threads_per_block);
-  attributes->numRegs = 32;
-  attributes->ptxVersion = static_cast<int>(info().compute_capability);
-  attributes->binaryVersion = static_cast<int>(info().compute_capability);
-  attributes->maxDynamicSharedSizeBytes = static_cast<int>(info().shared_memory_per_block);
+  const dev::DeviceInfo& d = info();
+  attributes->maxThreadsPerBlock = static_cast<int>(d.max_threads_per_block);
+  attributes->ptxVersion = static_cast<int>(function->module->ptx_arch);
+  attributes->maxDynamicSharedSizeBytes = static_cast<int>(d.shared_memory_per_block);
+  if (const cubin::KernelResources* sass = function->sass; sass != nullptr) {
+    // What the driver answers from the SASS: ptxas's figures.
+    attributes->numRegs = static_cast<int>(sass->registers);
+    attributes->sharedSizeBytes = sass->static_shared_bytes;
+    attributes->localSizeBytes = sass->local_bytes;
+    attributes->constSizeBytes = 0;  // user __constant__ data is per module, not per kernel
+    attributes->binaryVersion = static_cast<int>(function->module->cubin->arch);
+    const uint32_t limit = sass->required_threads != 0 ? sass->required_threads : sass->max_threads;
+    if (limit != 0 && limit < d.max_threads_per_block) attributes->maxThreadsPerBlock = static_cast<int>(limit);
+    // Registers are allocated per warp in units of 256: the block size whose warps all fit.
+    const uint64_t per_warp = (uint64_t{sass->registers} * d.warp_size + 255) / 256 * 256;
+    const uint64_t warps = per_warp != 0 ? d.registers_per_sm / per_warp : 0;
+    if (warps * d.warp_size < static_cast<uint64_t>(attributes->maxThreadsPerBlock)) {
+      attributes->maxThreadsPerBlock = static_cast<int>(warps * d.warp_size);
+    }
+  } else {
+    // No cubin of the device's major: the PTX is what runs, its registers are not known here.
+    attributes->numRegs = 0;
+    attributes->binaryVersion = static_cast<int>(function->module->ptx_arch);
+  }
   return cudaSuccess;
 }
 
 cudaError_t Runtime::occupancy(int* blocks, const void* host_function, int block_size, std::size_t shared) {
   if (blocks == nullptr || block_size <= 0) return cudaErrorInvalidValue;
-  if (function_of(host_function) == nullptr) return cudaErrorInvalidDeviceFunction;
+  Function* function = function_of(host_function);
+  if (function == nullptr) return cudaErrorInvalidDeviceFunction;
+  if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
   const dev::DeviceInfo& d = info();
   const uint32_t warps = (static_cast<uint32_t>(block_size) + d.warp_size - 1) / d.warp_size;
   uint64_t limit = d.max_ctas_per_sm;
   limit = std::min<uint64_t>(limit, d.max_threads_per_sm / (warps * d.warp_size));
+  if (const cubin::KernelResources* sass = function->sass; sass != nullptr) {
+    // The device's rule: registers allocated per warp in units of 256, static shared memory too.
+    const uint64_t per_warp = (uint64_t{sass->registers} * d.warp_size + 255) / 256 * 256;
+    if (per_warp != 0) limit = std::min<uint64_t>(limit, d.registers_per_sm / (per_warp * warps));
+    shared += sass->static_shared_bytes;
+  }
   if (shared > 0) limit = std::min<uint64_t>(limit, d.shared_memory_per_sm / shared);
   if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) limit = 0;
   *blocks = static_cast<int>(limit);

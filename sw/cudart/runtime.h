@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpuvp/device.h"
+#include "sw/cubin/cubin.h"
 #include "sw/cudart/fatbin.h"
 #include "sw/driver/driver.h"
 
@@ -27,6 +28,9 @@ struct Module {  // one registered fatbin (one translation unit)
   cudaError_t load_error = cudaSuccess;
   uint64_t handle = 0;
   bool uses_printf = false;
+  uint32_t ptx_arch = 0;                 // compute_XX of the PTX loaded
+  std::optional<cubin::Cubin> cubin;     // the cubin kernel resources come from (Fatbin::best_cubin)
+  device::ResourceSource cubin_source = device::ResourceSource::NotTold;
 };
 
 struct Function {
@@ -37,6 +41,7 @@ struct Function {
   uint64_t handle = 0;
   uint32_t param_bytes = 0;
   std::vector<device::ParamLayout> params;
+  const cubin::KernelResources* sass = nullptr;  // in module->cubin; null: no cubin has this kernel
 };
 
 struct Variable {

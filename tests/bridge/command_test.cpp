@@ -291,6 +291,189 @@ TEST_F(Commands, VectorAddOnNvccPtxMatchesTheCpu) {
             platform->counter("gpu.command_processor", "warp_instructions"));
 }
 
+// ---- Kernel resources told with GetFunction (what a driver reads from the SASS).
+
+device::KernelResources sass(uint32_t registers, uint32_t shared = 0, uint32_t local = 0) {
+  device::KernelResources r{};
+  r.source = static_cast<uint32_t>(device::ResourceSource::CubinNearest);
+  r.sass_arch = 75;
+  r.registers_per_thread = registers;
+  r.static_shared_bytes = shared;
+  r.local_bytes_per_thread = local;
+  return r;
+}
+
+class Resources : public Commands {
+ protected:
+  device::CompletionRecord get_function(uint64_t module, const std::string& name, const device::KernelResources& told,
+                                        std::vector<device::ParamLayout>* layout = nullptr) {
+    device::Command command = RawClient::command(Opcode::GetFunction, module, client->put_text(name), name.size(),
+                                                 client->allocate(device::kParamLayoutBytes, 8));
+    command.body.get_function.resources = told;
+    const auto r = client->execute(0, command);
+    if (layout != nullptr && r.status == static_cast<uint32_t>(Status::Ok)) {
+      const auto* entries = static_cast<const device::ParamLayout*>(client->at(command.body.get_function.layout_address));
+      layout->assign(entries, entries + (r.value1 >> 32));
+    }
+    return r;
+  }
+  // vec_add over n floats in CTAs of `threads`.
+  device::CompletionRecord vec_add(uint64_t function, const std::vector<device::ParamLayout>& layout, uint32_t threads,
+                                   int n = 84 * 2048) {
+    const uint64_t bytes = uint64_t(n) * sizeof(float);
+    if (buffer_ == 0) buffer_ = map(3 * bytes);
+    Launch l;
+    l.function = function;
+    l.grid[0] = (n + threads - 1) / threads;
+    l.block[0] = threads;
+    l.args = pack(layout, buffer_, buffer_ + bytes, buffer_ + 2 * bytes, n);
+    return launch(l);
+  }
+  const stats::Histogram* histogram(const std::string& name) {
+    const stats::Group* g = platform->stats().find_group("gpu.cta_scheduler");
+    return g != nullptr ? g->find_histogram(name) : nullptr;
+  }
+  uint64_t buffer_ = 0;
+};
+
+TEST_F(Resources, OccupancyFollowsTheToldRegisters) {
+  const uint64_t module = kernels();
+  std::vector<device::ParamLayout> layout;
+  const auto few = get_function(module, "vec_add", sass(32), &layout);
+  ASSERT_OK(few);
+  const auto many = get_function(module, "vec_add", sass(128));
+  ASSERT_OK(many);
+  // 256 threads: 32 registers leave the thread limit (8 CTAs) binding, 128 registers fit 2 CTAs
+  // (8 warps x 4096 registers of 65536).
+  ASSERT_OK(vec_add(few.value0, layout, 256));
+  ASSERT_OK(vec_add(many.value0, layout, 256));
+  platform->stop();
+  const stats::Histogram* ctas = histogram("ctas_per_sm");
+  const stats::Histogram* registers = histogram("registers_per_thread");
+  ASSERT_NE(ctas, nullptr);
+  ASSERT_NE(registers, nullptr);
+  EXPECT_EQ(ctas->count(), 2u);
+  EXPECT_EQ(ctas->min(), 2u);
+  EXPECT_EQ(ctas->max(), 8u);
+  EXPECT_EQ(registers->min(), 32u);
+  EXPECT_EQ(registers->max(), 128u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "occupancy_limited_by_threads"), 1u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "occupancy_limited_by_registers"), 1u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "resources_cubin_nearest"), 2u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "resources_estimated"), 0u);
+  EXPECT_EQ(platform->counter("gpu.command_processor", "timing_fallbacks"), 0u);
+}
+
+TEST_F(Resources, ToldSharedAndLocalMemoryAreCarried) {
+  const uint64_t module = kernels();
+  std::vector<device::ParamLayout> layout;
+  // 40 KiB of static shared memory: two 256-thread CTAs per SM of 96 KiB.
+  const auto f = get_function(module, "vec_add", sass(16, 40 * 1024, 96), &layout);
+  ASSERT_OK(f);
+  ASSERT_OK(vec_add(f.value0, layout, 256));
+  platform->stop();
+  EXPECT_EQ(histogram("ctas_per_sm")->max(), 2u);
+  EXPECT_EQ(histogram("shared_bytes_per_cta")->max(), 40u * 1024);
+  EXPECT_EQ(histogram("local_bytes_per_thread")->max(), 96u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "occupancy_limited_by_shared_memory"), 1u);
+}
+
+TEST_F(Resources, BadToldResourcesAreRefused) {
+  const uint64_t module = kernels();
+  auto refused = [&](device::KernelResources told, const std::string& says) {
+    const auto r = get_function(module, "vec_add", told);
+    EXPECT_STATUS(r, Status::InvalidCommand);
+    EXPECT_NE(std::string(r.message).find(says), std::string::npos) << r.message;
+    EXPECT_NE(std::string(r.message).find("vec_add"), std::string::npos) << r.message;
+  };
+  refused(sass(0), "registers per thread");
+  refused(sass(256), "registers per thread");
+  refused(sass(32, 200 * 1024), "static shared memory");
+  refused(sass(32, 0, 1u << 20), "local memory");
+  device::KernelResources unknown = sass(32);
+  unknown.source = 7;
+  refused(unknown, "unknown resource source");
+  device::KernelResources sourceless = sass(32);
+  sourceless.source = 0;
+  refused(sourceless, "without a source");
+  device::KernelResources no_arch = sass(32);
+  no_arch.sass_arch = 0;
+  refused(no_arch, "SASS architecture");
+  device::KernelResources threads = sass(32);
+  threads.max_threads_per_block = 4096;
+  refused(threads, "thread limit");
+
+  // 255 registers x 1024 threads cannot be resident: refused as hardware refuses it.
+  std::vector<device::ParamLayout> layout;
+  const auto heavy = get_function(module, "vec_add", sass(255), &layout);
+  ASSERT_OK(heavy);
+  const auto r = vec_add(heavy.value0, layout, 1024, 4096);
+  EXPECT_STATUS(r, Status::LaunchOutOfResources);
+  EXPECT_NE(std::string(r.message).find("too many resources"), std::string::npos) << r.message;
+  // A told thread limit binds the launch.
+  device::KernelResources limited = sass(32);
+  limited.max_threads_per_block = 128;
+  const auto small = get_function(module, "vec_add", limited);
+  ASSERT_OK(small);
+  EXPECT_STATUS(vec_add(small.value0, layout, 256, 4096), Status::InvalidLaunch);
+  ASSERT_OK(vec_add(small.value0, layout, 128, 4096));
+  still_serving();
+}
+
+// A kernel that declares many PTX registers: the estimate (x1.5) does not fit 1024 threads.
+constexpr const char* kRegisterHeavyPtx = R"(
+.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry heavy(.param .u64 out)
+{
+  .reg .b32 %r<120>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  st.global.u32 [%rd2], %r1;
+  ret;
+}
+)";
+
+TEST_F(Resources, EstimatedRegistersAndTheirFallbackAreLoud) {
+  device::CompletionRecord loaded{};
+  const uint64_t module = load_module(kRegisterHeavyPtx, &loaded);
+  ASSERT_OK(loaded);
+  const uint64_t out = map(4096);
+  std::vector<device::ParamLayout> layout;
+  const auto estimated = get_function(module, "heavy", device::KernelResources{}, &layout);
+  ASSERT_OK(estimated);
+  Launch l;
+  l.function = estimated.value0;
+  l.block[0] = 1024;
+  l.args = pack(layout, out);
+  ::testing::internal::CaptureStderr();
+  ASSERT_OK(launch(l));
+  ASSERT_OK(launch(l));
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  // One line per kernel and reason, not per launch.
+  const std::regex estimate_line("gpuvp: warning: kernel heavy: registers per thread estimated from the PTX[^\n]*\n");
+  const std::regex fallback_line("gpuvp: warning: kernel heavy: ran on the functional model[^\n]*registers[^\n]*\n");
+  EXPECT_EQ(std::distance(std::sregex_iterator(warnings.begin(), warnings.end(), estimate_line), std::sregex_iterator()), 1)
+      << warnings;
+  EXPECT_EQ(std::distance(std::sregex_iterator(warnings.begin(), warnings.end(), fallback_line), std::sregex_iterator()), 1)
+      << warnings;
+
+  // Told ptxas's figure, the same kernel fits and runs on the timing model, silently.
+  const auto told = get_function(module, "heavy", sass(16));
+  ASSERT_OK(told);
+  l.function = told.value0;
+  ::testing::internal::CaptureStderr();
+  ASSERT_OK(launch(l));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  platform->stop();
+  EXPECT_EQ(platform->counter("gpu.command_processor", "timing_fallbacks"), 2u);
+  EXPECT_EQ(platform->counter("gpu.cta_scheduler", "resources_cubin_nearest"), 1u);
+  EXPECT_EQ(platform->counter("gpu.command_processor", "kernels_launched"), 3u);
+}
+
 TEST_F(Commands, ModuleVariablesThroughGetSymbol) {
   const uint64_t module = kernels();
   const uint64_t name = client->put_text("counter_table");

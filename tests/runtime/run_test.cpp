@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -221,6 +222,29 @@ std::vector<std::string> workload_names() {
 
 INSTANTIATE_TEST_SUITE_P(All, Workload, ::testing::ValuesIn(workload_names()),
                          [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+// Occupancy is sized by ptxas's register count, end to end: workload_gemm under `gpuvp run` on the
+// v100 preset (its sm_75 cubin, the nearest of major 7), the kernel scope's registers_per_thread
+// against ptxas -v's "Used N registers" for the same source, built by tests/cubin.
+TEST(GpuvpRun, OccupancyUsesPtxasRegisterCounts) {
+  const std::string log = slurp(GPUVP_GEMM_PTXAS_LOG);
+  std::smatch used;
+  ASSERT_TRUE(std::regex_search(log, used, std::regex("Used ([0-9]+) registers"))) << log;
+  const uint64_t registers = std::stoull(used[1]);
+  const std::string stats = ::testing::TempDir() + "/gpuvp_run_registers.json";
+  std::remove(stats.c_str());
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kWorkloads + "/workload_gemm"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err.find("estimated"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  const nlohmann::json& scheduler = j["kernels"][0]["groups"]["gpu.cta_scheduler"];
+  EXPECT_EQ(scheduler["histograms"]["registers_per_thread"]["count"], 1u);
+  EXPECT_EQ(scheduler["histograms"]["registers_per_thread"]["sum"], registers);
+  EXPECT_EQ(scheduler["histograms"]["sass_arch"]["sum"], 75u);
+  EXPECT_EQ(scheduler["counters"]["resources_cubin_nearest"], 1u);
+  EXPECT_GT(scheduler["histograms"]["ctas_per_sm"]["sum"], 0u);
+}
 
 }  // namespace
 }  // namespace gpuvp::test

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/gpu_timing/gpu_timing.h"
 #include "models/uvm/uvm_system.h"
 #include "models/gpu/ptx/executor.h"
@@ -73,6 +74,8 @@ struct CommandProcessor::Context {
   struct Function {
     uint64_t module = 0;
     const ptx::Kernel* kernel = nullptr;
+    ptx::KernelResources resources;  // as the host told them with GetFunction
+    uint32_t max_threads = 0;        // told thread limit (0: none)
   };
   ptx::DeviceMemory memory;
   std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
@@ -524,6 +527,58 @@ bool CommandProcessor::read_name(uint32_t channel, uint64_t host_address, uint64
   return true;
 }
 
+CommandProcessor::Result CommandProcessor::told_resources(const device::KernelResources& told,
+                                                          const std::string& kernel_name,
+                                                          ptx::KernelResources& resources, uint32_t& max_threads) const {
+  using device::ResourceSource;
+  const auto refuse = [&](const std::string& what) {
+    return Result::error(Status::InvalidCommand, "GetFunction: " + kernel_name + ": " + what);
+  };
+  if (told.source == static_cast<uint32_t>(ResourceSource::NotTold)) {
+    if (told.sass_arch != 0 || told.registers_per_thread != 0 || told.static_shared_bytes != 0 ||
+        told.local_bytes_per_thread != 0 || told.max_threads_per_block != 0) {
+      return refuse("resources given without a source (KernelResources::source 0 = not told)");
+    }
+    return Result::ok();
+  }
+  if (told.source > static_cast<uint32_t>(ResourceSource::CubinNearest)) {
+    return refuse("unknown resource source " + std::to_string(told.source) + " (0 .. 2)");
+  }
+  if (told.sass_arch < 10 || told.sass_arch > 255) {
+    return refuse("SASS architecture " + std::to_string(told.sass_arch) + " (major*10+minor, 10 .. 255)");
+  }
+  if (told.registers_per_thread == 0 || told.registers_per_thread > device::kMaxRegistersPerThread) {
+    return refuse(std::to_string(told.registers_per_thread) + " registers per thread (1 .. " +
+                  std::to_string(device::kMaxRegistersPerThread) + ")");
+  }
+  if (told.static_shared_bytes > params_.sm.shared_memory_bytes) {
+    return refuse(std::to_string(told.static_shared_bytes) + " bytes of static shared memory exceed the " +
+                  std::to_string(params_.sm.shared_memory_bytes) + " per SM");
+  }
+  if (told.local_bytes_per_thread > device::kMaxLocalBytesPerThread) {
+    return refuse(std::to_string(told.local_bytes_per_thread) + " bytes of local memory per thread (at most " +
+                  std::to_string(device::kMaxLocalBytesPerThread) + ")");
+  }
+  if (told.max_threads_per_block > kMaxThreadsPerBlock) {
+    return refuse("thread limit " + std::to_string(told.max_threads_per_block) + " (at most " +
+                  std::to_string(kMaxThreadsPerBlock) + ")");
+  }
+  resources.source = told.source == static_cast<uint32_t>(ResourceSource::CubinExact)
+                         ? ptx::ResourceSource::kCubinExact
+                         : ptx::ResourceSource::kCubinNearest;
+  resources.sass_arch = told.sass_arch;
+  resources.registers_per_thread = told.registers_per_thread;
+  resources.static_shared_bytes = told.static_shared_bytes;
+  resources.local_bytes_per_thread = told.local_bytes_per_thread;
+  max_threads = told.max_threads_per_block;
+  return Result::ok();
+}
+
+void CommandProcessor::warn_once(const std::string& kernel_name, const std::string& what) {
+  if (!warned_kernels_.insert(kernel_name + "\n" + what).second) return;
+  std::fprintf(stderr, "gpuvp: warning: kernel %s: %s\n", kernel_name.c_str(), what.c_str());
+}
+
 CommandProcessor::Result CommandProcessor::get_function(Context& context, uint32_t channel,
                                                         const device::Command& command) {
   const uint64_t module_handle = command.body.generic.a;
@@ -548,8 +603,14 @@ CommandProcessor::Result CommandProcessor::get_function(Context& context, uint32
                                                        " is outside the channel's window");
     }
   }
+  Context::Function function{module_handle, kernel, {}, 0};
+  if (Result refused = told_resources(command.body.get_function.resources, kernel->name, function.resources,
+                                      function.max_threads);
+      refused.status != Status::Ok) {
+    return refused;
+  }
   const uint64_t handle = kFunctionTag | context.next_handle++;
-  context.functions[handle] = Context::Function{module_handle, kernel};
+  context.functions[handle] = function;
   return Result::ok(handle, (uint64_t{kernel->params.size()} << 32) | kernel->param_bytes);
 }
 
@@ -581,6 +642,8 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   }
   const ptx::Kernel& kernel = *function->second.kernel;
   const ptx::LoadedModule& module = *context.modules.at(function->second.module).loaded;
+  const ptx::KernelResources& resources = function->second.resources;
+  const bool told = resources.source != ptx::ResourceSource::kEstimate;
   const auto dims = [](const uint32_t* d) {
     return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
   };
@@ -594,7 +657,8 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   const uint64_t threads = uint64_t{args.block[0]} * args.block[1] * args.block[2];
   const uint64_t thread_limit =
       std::min<uint64_t>({kMaxThreadsPerBlock, params_.sm.max_threads,
-                          kernel.max_threads_per_cta > 0 ? static_cast<uint64_t>(kernel.max_threads_per_cta) : ~0ull});
+                          kernel.max_threads_per_cta > 0 ? static_cast<uint64_t>(kernel.max_threads_per_cta) : ~0ull,
+                          function->second.max_threads > 0 ? uint64_t{function->second.max_threads} : ~0ull});
   if (threads > thread_limit) {
     return refuse(Status::InvalidLaunch, "block " + dims(args.block) + " has " + std::to_string(threads) +
                                              " threads; at most " + std::to_string(thread_limit));
@@ -602,12 +666,26 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   if (args.grid[0] > kMaxGridX || args.grid[1] > kMaxGridYZ || args.grid[2] > kMaxGridYZ) {
     return refuse(Status::InvalidLaunch, "grid " + dims(args.grid) + " exceeds 2147483647x65535x65535");
   }
-  const uint64_t shared = uint64_t{kernel.static_shared_bytes} + args.dynamic_shared_bytes;
+  const uint32_t static_shared = told ? resources.static_shared_bytes : kernel.static_shared_bytes;
+  const uint64_t shared = uint64_t{static_shared} + args.dynamic_shared_bytes;
   if (shared > params_.sm.shared_memory_bytes) {
     return refuse(Status::InvalidLaunch, std::to_string(shared) + " bytes of shared memory (" +
-                                             std::to_string(kernel.static_shared_bytes) + " static + " +
+                                             std::to_string(static_shared) + " static + " +
                                              std::to_string(args.dynamic_shared_bytes) + " dynamic) exceed the " +
                                              std::to_string(params_.sm.shared_memory_bytes) + " per SM");
+  }
+  if (told) {
+    // By ptxas's figures a CTA that cannot be resident is refused, as hardware refuses it.
+    const CtaFootprint cta{static_cast<uint32_t>(threads), resources.registers_per_thread, static_cast<uint32_t>(shared),
+                           resources.local_bytes_per_thread};
+    const Occupancy fit = occupancy(params_.sm, cta);
+    if (fit.ctas_per_sm == 0) {
+      return refuse(Status::LaunchOutOfResources, "too many resources requested: a CTA of " + std::to_string(threads) +
+                                               " threads x " + std::to_string(cta.registers_per_thread) +
+                                               " registers (sm_" + std::to_string(resources.sass_arch) + " SASS), " +
+                                               std::to_string(shared) + " B shared does not fit on an SM (" +
+                                               to_string(fit.limit) + ")");
+    }
   }
   if (args.args_bytes != kernel.param_bytes) {
     return refuse(Status::InvalidLaunch, "argument buffer of " + std::to_string(args.args_bytes) + " bytes; " +
@@ -650,14 +728,21 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   try {
     if (timing_ != nullptr) {
       ptx::KernelRun run(memory, options, module, kernel, config, params);
+      run.set_resources(resources);
+      if (!told) {
+        warn_once(kernel.name, "registers per thread estimated from the PTX (no SASS resources told with GetFunction, "
+                               "e.g. no cubin of this device's major architecture); occupancy is approximate");
+      }
       try {
         kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
         timed = true;
         result = run.finish();
-      } catch (const std::invalid_argument&) {
-        // The SM's occupancy check uses an estimate of registers per thread (PTX registers are
-        // virtual); rather than refusing a launch real hardware may accept, run it functionally.
+      } catch (const std::invalid_argument& e) {
+        // Estimated registers may overstate what ptxas allocates; rather than refusing a launch
+        // real hardware may accept, run it functionally, and say so.
         ++*stats_->timing_fallbacks;
+        warn_once(kernel.name, std::string("ran on the functional model, not the timing model: ") + e.what() +
+                                   (told ? "" : " by the estimated registers"));
       }
     }
     if (!timed) result = executor.launch(module, kernel, config, params);

@@ -4,8 +4,12 @@
 // here): the kernel's simulated time and cycles come from the SMs, crossbar, L2 and HBM, its
 // values from the functional model stepped by the SMs. With `functional` the PTX executor runs it
 // alone and it takes an estimated time of one warp instruction per SM sub-core per core cycle.
-// A kernel whose CTA does not fit on an SM by the timing model's register estimate falls back to
-// the functional model (counted in gpu.command_processor.timing_fallbacks).
+// Kernel resources (registers, static shared and local memory per thread) are what the host read
+// from the kernel's SASS and told with GetFunction; the device validates them, refuses a launch
+// whose CTA cannot be resident by them (as hardware does), and the CTA scheduler sizes occupancy
+// by them. A kernel told nothing gets registers estimated from its PTX, with one warning per
+// kernel name on stderr; if its CTA does not fit on an SM by that estimate it falls back to the
+// functional model (counted in gpu.command_processor.timing_fallbacks, warned likewise).
 //
 //   command_in  <- bridge::Bridge::command_out    (transactions.h: Command + CommandExtension)
 //   dma_out     -> uvm::PcieLink::device_in        (DMA reads/writes of host memory + DmaExtension)
@@ -24,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,7 @@
 
 #include "gpuvp/device.h"
 #include "models/gpu/command_processor/transactions.h"
+#include "models/gpu/ptx/kernel_resources.h"
 #include "models/tlm/trace_observer.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
@@ -75,6 +81,11 @@ class CommandProcessor : public sc_core::sc_module {
   Result load_module(Context& context, uint32_t channel, const device::Command& command);
   Result unload_module(Context& context, const device::Command& command);
   Result get_function(Context& context, uint32_t channel, const device::Command& command);
+  // Validates the resources GetFunction told for `kernel_name`; fills `resources` and `max_threads`.
+  Result told_resources(const device::KernelResources& told, const std::string& kernel_name,
+                        ptx::KernelResources& resources, uint32_t& max_threads) const;
+  // One line on stderr per kernel name and platform: what was approximated for it.
+  void warn_once(const std::string& kernel_name, const std::string& what);
   Result get_symbol(Context& context, uint32_t channel, const device::Command& command);
   Result launch(Context& context, uint32_t channel, const device::Command& command,
                 const std::atomic<bool>* cancelled);
@@ -106,6 +117,7 @@ class CommandProcessor : public sc_core::sc_module {
   std::array<std::unique_ptr<Context>, device::kMaxChannels> contexts_;
   uint64_t mapped_bytes_ = 0;
   uint64_t next_kernel_id_ = 1;
+  std::set<std::string> warned_kernels_;  // kernel names warn_once has spoken of
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
 };

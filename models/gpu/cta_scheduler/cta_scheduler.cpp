@@ -1,6 +1,7 @@
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace gpuvp::gpu {
@@ -51,10 +52,64 @@ uint32_t estimate_registers_per_thread(const ptx::KernelRun& run) {
 CtaFootprint footprint(const ptx::KernelRun& run) {
   CtaFootprint f;
   f.threads = static_cast<uint32_t>(run.config().block.count());
-  f.registers_per_thread = estimate_registers_per_thread(run);
-  f.shared_bytes = run.shared_bytes_per_cta();
+  const ptx::KernelResources& told = run.resources();
+  if (told.source == ptx::ResourceSource::kEstimate) {
+    f.registers_per_thread = estimate_registers_per_thread(run);
+    f.shared_bytes = run.shared_bytes_per_cta();
+  } else {
+    f.registers_per_thread = told.registers_per_thread;
+    f.shared_bytes = told.static_shared_bytes + run.config().dynamic_shared_bytes;
+    f.local_bytes_per_thread = told.local_bytes_per_thread;
+  }
   return f;
 }
+
+struct CtaScheduler::LaunchStats {
+  stats::Histogram& registers;
+  stats::Histogram& shared;
+  stats::Histogram& local;
+  stats::Histogram& ctas_per_sm;
+  stats::Histogram& sass_arch;
+  std::array<stats::Counter*, 3> sources;
+  std::array<stats::Counter*, 5> limits;
+
+  explicit LaunchStats(stats::Group& g)
+      : registers(g.histogram("registers_per_thread", "register",
+                              "registers per thread occupancy counts (told from the SASS, or estimated)",
+                              stats::Buckets::linear(0, 32, 8))),
+        shared(g.histogram("shared_bytes_per_cta", "B", "shared memory per CTA, static + dynamic",
+                           stats::Buckets::log2(18))),
+        local(g.histogram("local_bytes_per_thread", "B", "local memory per thread (stack frame, spills) told",
+                          stats::Buckets::log2(20))),
+        ctas_per_sm(g.histogram("ctas_per_sm", "cta", "resident CTAs per SM the kernel's footprint allows",
+                                stats::Buckets::log2(7))),
+        sass_arch(g.histogram("sass_arch", "sm", "architecture of the cubin the resources came from (0: estimated)",
+                              stats::Buckets::linear(0, 10, 13))),
+        sources{&g.counter("resources_cubin_exact", "launch", "launches sized by the cubin of the device's architecture"),
+                &g.counter("resources_cubin_nearest", "launch",
+                           "launches sized by a cubin of another minor version of the device's major"),
+                &g.counter("resources_estimated", "launch",
+                           "launches without told resources: registers estimated from the PTX")},
+        limits{&g.counter("occupancy_limited_by_ctas", "launch", "launches whose CTAs per SM the CTA limit sets"),
+               &g.counter("occupancy_limited_by_threads", "launch", "launches whose CTAs per SM the thread limit sets"),
+               &g.counter("occupancy_limited_by_warps", "launch", "launches whose CTAs per SM the warp limit sets"),
+               &g.counter("occupancy_limited_by_registers", "launch",
+                          "launches whose CTAs per SM the register file sets"),
+               &g.counter("occupancy_limited_by_shared_memory", "launch",
+                          "launches whose CTAs per SM shared memory sets")} {}
+
+  void record(const ptx::KernelResources& told, const CtaFootprint& cta, const Occupancy& occupancy) {
+    registers.sample(cta.registers_per_thread);
+    shared.sample(cta.shared_bytes);
+    local.sample(cta.local_bytes_per_thread);
+    ctas_per_sm.sample(occupancy.ctas_per_sm);
+    sass_arch.sample(told.source == ptx::ResourceSource::kEstimate ? 0 : told.sass_arch);
+    ++*sources[told.source == ptx::ResourceSource::kCubinExact    ? 0
+               : told.source == ptx::ResourceSource::kCubinNearest ? 1
+                                                                  : 2];
+    ++*limits[static_cast<size_t>(occupancy.limit)];
+  }
+};
 
 CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
                            std::vector<Sm*> sms, stats::Registry& stats, TraceObserver* tracer)
@@ -65,7 +120,8 @@ CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params,
       tracer_(tracer),
       usage_(sms_.size()),
       ctas_issued_(stats.group("gpu.cta_scheduler").counter("ctas_issued", "cta", "CTAs issued to SMs")),
-      kernels_completed_(stats.group("gpu.cta_scheduler").counter("kernels_completed", "kernel", "kernels completed")) {
+      kernels_completed_(stats.group("gpu.cta_scheduler").counter("kernels_completed", "kernel", "kernels completed")),
+      launch_stats_(std::make_unique<LaunchStats>(stats.group("gpu.cta_scheduler"))) {
   for (Sm* sm : sms_) {
     sm->on_cta_done([this](uint32_t index, ptx::KernelRun& run, uint64_t kernel_id, uint64_t cta) {
       if (tracer_ != nullptr) tracer_->cta_end(index, kernel_id, cta, sc_core::sc_time_stamp());
@@ -88,10 +144,14 @@ void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function
     if (k.done) k.done();
     return;
   }
-  if (occupancy(params_, k.cta).ctas_per_sm == 0) {
+  const Occupancy fit = occupancy(params_, k.cta);
+  if (fit.ctas_per_sm == 0) {
     throw std::invalid_argument("CtaScheduler: a CTA of " + run.kernel().name + " does not fit on an SM (" +
-                                to_string(occupancy(params_, k.cta).limit) + ")");
+                                to_string(fit.limit) + ": " + std::to_string(k.cta.threads) + " threads x " +
+                                std::to_string(k.cta.registers_per_thread) + " registers, " +
+                                std::to_string(k.cta.shared_bytes) + " B shared)");
   }
+  launch_stats_->record(run.resources(), k.cta, fit);
   kernels_.push_back(std::move(k));
   wake_.notify(sc_core::SC_ZERO_TIME);
 }

@@ -8,11 +8,20 @@
 // CTA side: Sm::launch_cta / Sm::on_cta_done (direct calls in the same SystemC process
 // context; the scheduler owns each SM's on_cta_done callback).
 //
-// Statistics (group "gpu.cta_scheduler"): ctas_issued, kernels_completed.
+// Occupancy is sized by the resources the host told with the launch (KernelRun::resources(): the
+// registers, static shared memory and local memory ptxas gave the kernel's SASS); a kernel told
+// nothing gets registers estimated from its PTX (estimate_registers_per_thread).
+//
+// Statistics (group "gpu.cta_scheduler"): ctas_issued, kernels_completed; per launch (a kernel
+// scope holds its launch's figures): histograms registers_per_thread, shared_bytes_per_cta,
+// local_bytes_per_thread, ctas_per_sm (occupancy) and sass_arch (0: estimated); counters
+// resources_cubin_exact / resources_cubin_nearest / resources_estimated (where the figures came
+// from) and occupancy_limited_by_{ctas,threads,warps,registers,shared_memory} (the limit).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +41,7 @@ struct CtaFootprint {
   uint32_t threads = 0;
   uint32_t registers_per_thread = 0;
   uint32_t shared_bytes = 0;  // static + dynamic
+  uint32_t local_bytes_per_thread = 0;  // told by the host (0 when estimated)
 };
 
 enum class OccupancyLimit : uint8_t { kCtas, kThreads, kWarps, kRegisters, kSharedMemory };
@@ -46,11 +56,12 @@ struct Occupancy {
 constexpr uint32_t kRegisterAllocationUnit = 256;
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta);
 
-// Registers per thread for occupancy. PTX registers are virtual (ptxas allocates the real
-// ones), so this is an estimate: the 32-bit-equivalent count of the registers the kernel's
-// call tree declares (64-bit slots count as two, predicates not at all), rounded up to a
-// multiple of 8, clamped to [16, 255]. Documented as an estimate, not ptxas's number.
+// Registers per thread for a kernel the host told nothing about. PTX registers are virtual
+// (ptxas allocates the real ones), so this is an estimate: the 32-bit-equivalent count of the
+// registers the kernel's call tree declares (64-bit slots count as two, predicates not at all),
+// rounded up to a multiple of 8, clamped to [16, 255].
 uint32_t estimate_registers_per_thread(const ptx::KernelRun& run);
+// A CTA's footprint: the told resources (run.resources()), or the estimate when none were told.
 CtaFootprint footprint(const ptx::KernelRun& run);
 
 class CtaScheduler : public sc_core::sc_module {
@@ -92,6 +103,8 @@ class CtaScheduler : public sc_core::sc_module {
   uint32_t next_sm_ = 0;
   stats::Counter& ctas_issued_;
   stats::Counter& kernels_completed_;
+  struct LaunchStats;
+  std::unique_ptr<LaunchStats> launch_stats_;
 };
 
 }  // namespace gpuvp::gpu

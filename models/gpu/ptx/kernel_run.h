@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/kernel_resources.h"
 
 namespace gpuvp::ptx {
 
@@ -133,6 +134,10 @@ class KernelRun {
   uint32_t warps_per_cta() const;
   uint32_t register_slots() const;        // scoreboard entries per warp (registers + predicates)
   uint32_t shared_bytes_per_cta() const;  // static (this kernel's) + dynamic, aligned
+  // The kernel's machine resources as the host told them (default: not told); the timing model
+  // sizes occupancy by them, the functional model ignores them.
+  void set_resources(const KernelResources& resources) { resources_ = resources; }
+  const KernelResources& resources() const { return resources_; }
 
   // Creates the functional state of CTA `linear` (0 <= linear < cta_count()); returns its slot.
   uint32_t start_cta(uint64_t linear);
@@ -171,6 +176,7 @@ class KernelRun {
 
  private:
   std::unique_ptr<detail::LaunchRun> impl_;
+  KernelResources resources_;
 };
 
 }  // namespace gpuvp::ptx

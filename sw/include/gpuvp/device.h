@@ -56,11 +56,13 @@
 namespace gpuvp::device {
 
 inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
-inline constexpr uint32_t kVersion = 3;  // 2: HostWaiting on one sequence (c), completion after settling
+inline constexpr uint32_t kVersion = 4;  // 2: HostWaiting on one sequence (c), completion after settling
                                          // (MemAdvise and HostAccess were added without a bump:
                                          // an older platform answers them InvalidCommand)
                                          // 3: HostWaiting bounded in simulated time (d),
                                          // RegionHeader::query_quantum_ps
+                                         // 4: GetFunction carries the kernel's resources
+                                         // (GetFunctionArgs::resources)
 
 inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
 inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
@@ -136,9 +138,10 @@ enum class Opcode : uint32_t {
   Memset = 4,           // a: device address, b: bytes, c: byte value (0..255)
   LoadModule = 5,       // a: host address of the PTX text, b: bytes -> value0: module handle
   UnloadModule = 6,     // a: module handle
-  GetFunction = 7,      // a: module handle, b: host address of the name, c: name bytes,
-                        // d: host address of a kParamLayoutBytes buffer that receives one
-                        //    ParamLayout per kernel parameter (0: none)
+  GetFunction = 7,      // GetFunctionArgs in the command's body (a: module handle, b: host address
+                        // of the name, c: name bytes, d: host address of a kParamLayoutBytes
+                        // buffer that receives one ParamLayout per kernel parameter (0: none),
+                        // then the kernel's resources as the host read them from its SASS)
                         // -> value0: function handle, value1: (parameter count << 32) | parameter bytes
   GetSymbol = 8,        // a: module handle, b: host address of the name, c: name bytes -> value0: address, value1: size
   Launch = 9,           // LaunchArgs in the command's body
@@ -207,6 +210,41 @@ struct ParamLayout {
 static_assert(sizeof(ParamLayout) == 8, "ParamLayout layout is part of the protocol");
 inline constexpr uint64_t kParamLayoutBytes = 4096;  // room for 512 parameters
 
+// Where a kernel's resources come from. The host reads them from the SASS image (cubin) of the
+// program's fatbin, as a driver fills a launch descriptor; the device validates them and sizes
+// occupancy by them (registers per thread, static shared memory, local memory per thread).
+enum class ResourceSource : uint32_t {
+  NotTold = 0,       // no usable cubin: the platform estimates registers from the PTX and says so
+  CubinExact = 1,    // the cubin of the device's own architecture
+  CubinNearest = 2,  // the cubin of another minor version of the device's major (one register
+                     // file design; a cc 7.0 device running nvcc 13's sm_75 SASS)
+};
+
+// Limits the device checks told resources against.
+inline constexpr uint32_t kMaxRegistersPerThread = 255;
+inline constexpr uint32_t kMaxLocalBytesPerThread = 512 * 1024;  // CUDA's local memory limit per thread
+
+struct KernelResources {
+  uint32_t source;                  // ResourceSource; NotTold: every other field is 0
+  uint32_t sass_arch;               // the cubin's architecture, major*10+minor (75 = sm_75)
+  uint32_t registers_per_thread;    // 1 .. kMaxRegistersPerThread
+  uint32_t static_shared_bytes;     // at most the SM's shared memory
+  uint32_t local_bytes_per_thread;  // stack frame and spills, at most kMaxLocalBytesPerThread
+  uint32_t max_threads_per_block;   // .maxntid / .reqntid product (0: no limit of its own)
+};
+static_assert(sizeof(KernelResources) == 24, "KernelResources layout is part of the protocol");
+
+struct GetFunctionArgs {
+  uint64_t module;          // module handle
+  uint64_t name_address;    // host address of the kernel's name
+  uint64_t name_bytes;
+  uint64_t layout_address;  // host address of a kParamLayoutBytes buffer (0: none)
+  KernelResources resources;
+};
+static_assert(sizeof(GetFunctionArgs) == 56, "GetFunctionArgs layout is part of the protocol");
+static_assert(offsetof(GetFunctionArgs, layout_address) == 24, "GetFunctionArgs overlays generic a..d");
+static_assert(offsetof(GetFunctionArgs, resources) == 32, "GetFunctionArgs layout is part of the protocol");
+
 // Environment variable through which `gpuvp run` / `gpuvp serve` tell programs the socket path.
 inline constexpr const char* kSocketEnvironmentVariable = "GPUVP_SOCKET";
 
@@ -236,6 +274,7 @@ struct Command {
       uint64_t a, b, c, d;
     } generic;
     LaunchArgs launch;
+    GetFunctionArgs get_function;
     uint8_t raw[112];
   } body;
 };
@@ -258,6 +297,7 @@ enum class Status : uint32_t {
   NotSupported = 9,
   RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
   ChannelUnavailable = 11,   // no free channel / channel not claimed
+  LaunchOutOfResources = 12, // a CTA cannot be resident on an SM by the kernel's told resources
 };
 
 struct CompletionRecord {

@@ -88,6 +88,13 @@ int main() {
     std::printf("FAIL: occupancy %d, max threads %d\n", blocks, attributes.maxThreadsPerBlock);
     return 1;
   }
+  // From the program's sm_75 cubin (nvcc 13's default), as the driver answers them.
+  if (attributes.numRegs <= 0 || attributes.numRegs > 255 || attributes.binaryVersion != 75 ||
+      attributes.ptxVersion != 75) {
+    std::printf("FAIL: numRegs %d, binaryVersion %d, ptxVersion %d\n", attributes.numRegs, attributes.binaryVersion,
+                attributes.ptxVersion);
+    return 1;
+  }
 
   hello<<<2, 32>>>(42);
   EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
