@@ -22,6 +22,10 @@
 //       column commands of a stream alternate bank groups at tCCD_S), then stay in the open row.
 //   row_interleaved:  column (K) | channel (C) | bank group (G) | bank (B) | row
 //       a row's K consecutive bursts stay in one bank (classic page interleaving).
+// Bank hash 'xor_fold': with n = G x B and b = bank x G + bank group (the mapping's fields), the
+// bank used is (b + fold(row)) mod n, where fold XORs the row's w-bit chunks (w = ceil(log2 n)).
+// For a fixed row this is a permutation of the banks (so decode stays a bijection); buffers whose
+// addresses differ only in row bits (power-of-two distances) land in different banks.
 // The pseudo-channel index c splits as stack = c / (channels_per_stack * P),
 // channel = (c / P) % channels_per_stack, pseudo_channel = c % P.
 #pragma once
@@ -69,9 +73,11 @@ class AddressMap {
 
  private:
   uint64_t fold(uint64_t q) const;
+  uint32_t bank_rotation(uint32_t row) const;
   SliceHash hash_;
   HbmMapping mapping_;
-  uint32_t slices_, fold_bits_;
+  HbmBankHash bank_hash_;
+  uint32_t slices_, fold_bits_, bank_fold_bits_;
   uint64_t line_bytes_;
   uint32_t burst_bytes_, bursts_per_line_, bursts_per_row_;
   uint32_t channels_, channels_per_stack_, pseudo_channels_, bank_groups_, banks_per_group_;

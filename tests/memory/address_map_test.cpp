@@ -61,9 +61,11 @@ TEST(AddressMap, XorFoldSpreadsPowerOfTwoStridesThatModuloConcentrates) {
 }
 
 TEST(AddressMap, DramMappingIsABijectionOnASmallMemory) {
-  for (const char* mapping : {"line_interleaved", "row_interleaved"}) {
+  for (const char* mapping : {"line_interleaved", "row_interleaved"})
+  for (const char* bank_hash : {"xor_fold", "none"}) {
     // 2 stacks x 2 channels x 2 pseudo-channels x 16 banks x 8 rows x 1 KiB = 1 MiB.
-    const auto p = load_params({std::string("memory.hbm.address_map=") + mapping, "memory.hbm.stacks=2",
+    const auto p = load_params({std::string("memory.hbm.address_map=") + mapping,
+                                std::string("memory.hbm.bank_hash=") + bank_hash, "memory.hbm.stacks=2",
                                 "memory.hbm.channels_per_stack=2", "memory.hbm.capacity=1 MiB"});
     const AddressMap map(p.l2, p.hbm);
     ASSERT_EQ(map.rows(), 8u);
@@ -77,11 +79,11 @@ TEST(AddressMap, DramMappingIsABijectionOnASmallMemory) {
       ASSERT_LT(c.column, map.bursts_per_row());
       EXPECT_EQ(c.channel, (c.stack * 2 + c.stack_channel) * 2 + c.pseudo_channel);
       const uint64_t back = map.encode(c);
-      ASSERT_EQ(back, a) << mapping;
+      ASSERT_EQ(back, a) << mapping << " " << bank_hash;
       const uint64_t flat = (((uint64_t{c.channel} * 4 + c.bank_group) * 4 + c.bank) * 8 + c.row) * 32 + c.column;
       ++hits[flat];
     }
-    for (int h : hits) ASSERT_EQ(h, 1) << mapping;  // every coordinate used exactly once
+    for (int h : hits) ASSERT_EQ(h, 1) << mapping << " " << bank_hash;  // every coordinate used exactly once
   }
 }
 
@@ -99,6 +101,27 @@ TEST(AddressMap, LineInterleavingSpreadsSequentialLinesOverEveryPseudoChannelThe
   for (int s : seen) EXPECT_EQ(s, 1);
   EXPECT_EQ(map.decode(64 * 128).bank_group, 1u);
   EXPECT_EQ(map.decode(64 * 128).row, map.decode(0).row);
+}
+
+// Two buffers a power of two apart (a copy's source and destination) have the same channel and
+// bank fields and differ only in the row: without a bank hash every line of one conflicts with
+// the same line of the other in one bank; the XOR fold puts them in different banks.
+TEST(AddressMap, BankHashSeparatesBuffersAPowerOfTwoApart) {
+  const auto hashed = load_params({"memory.hbm.bank_hash=xor_fold"});
+  const auto plain = load_params({"memory.hbm.bank_hash=none"});
+  const AddressMap xor_map(hashed.l2, hashed.hbm), plain_map(plain.l2, plain.hbm);
+  for (uint64_t distance : {uint64_t{16} << 20, uint64_t{1} << 20, uint64_t{256} << 20}) {
+    for (uint64_t line = 0; line < 4096; ++line) {
+      const uint64_t a = line * 128, b = a + distance;
+      const DramCoord pa = plain_map.decode(a), pb = plain_map.decode(b);
+      ASSERT_EQ(pa.channel, pb.channel);
+      ASSERT_EQ(pa.bank * 4 + pa.bank_group, pb.bank * 4 + pb.bank_group) << "distance " << distance;
+      ASSERT_NE(pa.row, pb.row);
+      const DramCoord xa = xor_map.decode(a), xb = xor_map.decode(b);
+      ASSERT_EQ(xa.channel, xb.channel);
+      ASSERT_NE(xa.bank * 4 + xa.bank_group, xb.bank * 4 + xb.bank_group) << "distance " << distance << " line " << line;
+    }
+  }
 }
 
 }  // namespace

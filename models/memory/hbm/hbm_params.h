@@ -19,6 +19,12 @@ enum class HbmMapping {
   RowInterleaved,   // a whole row (page) of consecutive addresses stays in one bank
 };
 
+// Which bank of its pseudo-channel an address lands in, given the mapping's bank fields.
+enum class HbmBankHash {
+  None,     // the mapping's bank-group and bank fields as they are
+  XorFold,  // permuted by a fold of the row index (permutation-based page interleaving)
+};
+
 // Every timing parameter in DRAM clock cycles (what the controller computes with).
 struct HbmTiming {
   uint32_t rcd, rp, ras, cl, wl, ccd_s, ccd_l, rrd_s, rrd_l, faw, wr, wtr, rtp, burst;
@@ -38,6 +44,7 @@ struct HbmParams {
   uint32_t burst_length = 0;
   uint32_t queue_depth = 0;
   HbmMapping mapping = HbmMapping::LineInterleaved;
+  HbmBankHash bank_hash = HbmBankHash::XorFold;
   uint32_t t_rcd = 0, t_rp = 0, t_ras = 0, t_cl = 0, t_wl = 0, t_ccd_s = 0, t_ccd_l = 0;
   uint32_t t_rrd_s = 0, t_rrd_l = 0, t_faw = 0, t_wr = 0, t_wtr = 0, t_rtp = 0;
   double t_rfc_ps = 0, t_refi_ps = 0;
@@ -69,6 +76,12 @@ struct HbmParams {
              {{"line_interleaved", HbmMapping::LineInterleaved}, {"row_interleaved", HbmMapping::RowInterleaved}},
              "address -> pseudo-channel/bank/row/column: 'line_interleaved' spreads consecutive 128 B lines over "
              "pseudo-channels then bank groups; 'row_interleaved' keeps a row of consecutive bytes in one bank");
+    k.choice(&HbmParams::bank_hash, "memory.hbm.bank_hash", "xor_fold",
+             {{"xor_fold", HbmBankHash::XorFold}, {"none", HbmBankHash::None}},
+             "bank of an address within its pseudo-channel: 'xor_fold' rotates the mapping's bank index by a "
+             "fold of the row index, so buffers a power-of-two apart (same bank fields, other rows) use other "
+             "banks instead of conflicting in one (permutation-based page interleaving, Zhang, Zhu and Zhang, "
+             "MICRO 2000); 'none' keeps the mapping's bank fields");
     k.quantity(&HbmParams::t_rcd, "memory.hbm.t_rcd", Dimension::Cycles, "14 cycles", "1 cycles", "255 cycles",
                "ACT to RD/WR, same bank");
     k.quantity(&HbmParams::t_rp, "memory.hbm.t_rp", Dimension::Cycles, "14 cycles", "1 cycles", "255 cycles",
