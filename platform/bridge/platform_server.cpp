@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <iostream>
+
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -67,6 +69,7 @@ struct PlatformServer::Impl {
     bridge = std::make_unique<Bridge>("bridge", params, stats);
     pcie = std::make_unique<uvm::PcieLink>("pcie", params.pcie, stats, "pcie");
     command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats, tracer);
+    command_processor->set_notice_sink([](const std::string& notice) { std::cerr << "gpuvp: " << notice << "\n"; });
     host = std::make_unique<IdleInitiator>("host");
     bar = std::make_unique<NoBar>("bar");
     bridge->command_out.bind(command_processor->command_in);
@@ -147,6 +150,8 @@ void PlatformServer::stop() { impl_->bridge->request_stop(); }
 uint64_t PlatformServer::simulated_ps() const { return sc_core::sc_time_stamp().value(); }
 
 PlatformActivity PlatformServer::activity() const { return impl_->bridge->activity(); }
+
+std::vector<gpu::KernelIncidents> PlatformServer::incidents() const { return impl_->command_processor->incidents(); }
 
 std::string PlatformServer::stats_json() const { return impl_->stats.json(); }
 

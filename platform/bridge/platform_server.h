@@ -18,7 +18,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "models/gpu/command_processor/kernel_incidents.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
@@ -65,6 +67,9 @@ class PlatformServer {
   // Simulated time now, in picoseconds (only meaningful from the run() thread or after run()).
   uint64_t simulated_ps() const;
   PlatformActivity activity() const;  // thread-safe
+  // Kernels that fell back to the functional model or faulted, per name (call when run() is not
+  // running). Each is also told on stderr the first time it happens.
+  std::vector<gpu::KernelIncidents> incidents() const;
 
   // Convenience: the registry's JSON and summary (call when run() is not running).
   std::string stats_json() const;

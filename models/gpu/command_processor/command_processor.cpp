@@ -654,10 +654,18 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
         kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
         timed = true;
         result = run.finish();
-      } catch (const std::invalid_argument&) {
+      } catch (const std::invalid_argument& e) {
         // The SM's occupancy check uses an estimate of registers per thread (PTX registers are
         // virtual); rather than refusing a launch real hardware may accept, run it functionally.
         ++*stats_->timing_fallbacks;
+        KernelIncidents& incidents = incidents_of(kernel.name);
+        if (incidents.fallbacks++ == 0) {
+          incidents.fallback_reason = e.what();
+          if (notice_) {
+            notice_("warning: kernel " + kernel.name + " runs on the functional model, not the timing model (its time is "
+                    "an estimate): " + e.what());
+          }
+        }
       }
     }
     if (!timed) result = executor.launch(module, kernel, config, params);
@@ -687,6 +695,13 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     ++*stats_->kernels_cancelled;
     return Result::error(Status::ChannelUnavailable, "Launch: the channel was closed");
   }
+  if (result.status != ptx::LaunchStatus::kSuccess && result.status != ptx::LaunchStatus::kInvalidLaunch) {
+    KernelIncidents& incidents = incidents_of(kernel.name);
+    if (incidents.faults++ == 0) {
+      incidents.first_fault = result.message;
+      if (notice_) notice_("kernel " + kernel.name + " faulted: " + result.message);
+    }
+  }
   switch (result.status) {
     case ptx::LaunchStatus::kSuccess: return Result::ok(printed.size(), dropped);
     case ptx::LaunchStatus::kInvalidLaunch: ++*stats_->invalid_launches; return Result::error(Status::InvalidLaunch, result.message);
@@ -694,6 +709,12 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     case ptx::LaunchStatus::kMisalignedAddress: ++*stats_->kernel_faults; return Result::error(Status::IllegalAddress, result.message);
     default: ++*stats_->kernel_faults; return Result::error(Status::KernelTrap, result.message);
   }
+}
+
+KernelIncidents& CommandProcessor::incidents_of(const std::string& kernel) {
+  const auto [it, fresh] = incident_index_.try_emplace(kernel, incidents_.size());
+  if (fresh) incidents_.push_back(KernelIncidents{kernel, 0, {}, 0, {}});
+  return incidents_[it->second];
 }
 
 CommandProcessor::Result CommandProcessor::prefetch(Context& context, const device::Command& command) {
