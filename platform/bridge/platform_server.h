@@ -70,6 +70,10 @@ class PlatformServer {
   // Kernels that fell back to the functional model or faulted, per name (call when run() is not
   // running). Each is also told on stderr the first time it happens.
   std::vector<gpu::KernelIncidents> incidents() const;
+  // The end-of-run report on kernels, lines starting with `prefix`: which model ran the launches
+  // (those that fell back to the functional model counted and listed per kernel name with the
+  // reason) and the launches that faulted, per kernel name with the first message.
+  std::string kernel_report(const std::string& prefix) const;
 
   // Convenience: the registry's JSON and summary (call when run() is not running).
   std::string stats_json() const;

@@ -620,7 +620,7 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
         for (const auto& c : e.counters) {
             if (!wanted(path + "." + c.meta->name(), show) || (skip_empty && c.value == 0)) continue;
             std::string unit = c.meta->unit();
-            if (extremes) {
+            if (extremes && (*v.min)[c.meta->index_] != (*v.max)[c.meta->index_]) {
                 unit += " (per launch " + std::to_string((*v.min)[c.meta->index_]) + ".." +
                         std::to_string((*v.max)[c.meta->index_]) + ")";
             }
@@ -656,7 +656,7 @@ std::string Registry::summary() const {
         if (t.launches != name.launches) out += " (" + std::to_string(t.launches - name.launches) + " still running)";
         if (now_ps_) {
             out += ", " + std::to_string(t.time_sum_ps) + " ps in all";
-            if (t.launches > 1)
+            if (t.launches > 1 && t.time_min_ps != t.time_max_ps)
                 out += " (per launch " + std::to_string(t.time_min_ps) + ".." + std::to_string(t.time_max_ps) + " ps)";
         }
         out += ", statistics summed over the launches\n";
