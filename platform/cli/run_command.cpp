@@ -148,14 +148,13 @@ int RunCommand::execute() const {
     std::cerr << "gpuvp run: " << program_.front() << ": not an executable file\n";
     return 127;
   }
-  switch (cudart_linkage(program)) {
-    case CudartLinkage::Static:
-      std::cerr << "gpuvp run: " << program_.front()
-                << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
-                   "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
-      return 1;
-    default:  // a program without libcudart may start one that has it (env, stdbuf, a shell): judged at exit
-      break;
+  // A program without libcudart may start one that has it (env, stdbuf, a shell script): whether
+  // any process used the platform is told when the program ends.
+  if (cudart_linkage(program) == CudartLinkage::Static) {
+    std::cerr << "gpuvp run: " << program_.front()
+              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
+                 "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
+    return 1;
   }
   const std::string library_dir = cudart_directory();
   if (library_dir.empty()) {
