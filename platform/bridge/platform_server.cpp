@@ -153,8 +153,6 @@ uint64_t PlatformServer::simulated_ps() const { return sc_core::sc_time_stamp().
 
 PlatformActivity PlatformServer::activity() const { return impl_->bridge->activity(); }
 
-std::vector<gpu::KernelIncidents> PlatformServer::incidents() const { return impl_->command_processor->incidents(); }
-
 std::string PlatformServer::kernel_report(const std::string& prefix) const {
   auto plural = [](uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -179,7 +177,9 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
   std::string report;
   if (impl_->kernel_model == gpu::KernelModel::kTiming) {
     if (fallbacks < launches || launches == 0) {
-      report += prefix + (fallbacks == 0 ? std::string("kernels") : plural(launches - fallbacks, "kernel launch", "kernel launches")) +
+      const std::string which =
+          fallbacks == 0 ? std::string("kernels") : plural(launches - fallbacks, "kernel launch", "kernel launches");
+      report += prefix + which +
                 " ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX model); simulated time and "
                 "cycles are modeled.\n";
     }
