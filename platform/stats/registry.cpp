@@ -659,7 +659,7 @@ std::string Registry::summary() const {
             if (t.launches > 1 && t.time_min_ps != t.time_max_ps)
                 out += " (per launch " + std::to_string(t.time_min_ps) + ".." + std::to_string(t.time_max_ps) + " ps)";
         }
-        out += ", statistics summed over the launches\n";
+        out += t.launches > 1 ? ", statistics summed over the launches\n" : "\n";
         summarize_scope(out, View{false, t.sum, &t.min, &t.max, t.launches});
     }
     if (kernel_detail_ == KernelDetail::PerName) {
