@@ -246,6 +246,14 @@ int RunCommand::execute() const {
     std::cerr << "gpuvp run: note: no program connected to the platform, so nothing ran on the GPU model (a program "
                  "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13: built with `nvcc -cudart "
                  "shared`, not nvcc's default static runtime)\n";
+    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause.
+    for (size_t i = 1; i < program_.size(); ++i) {
+      const std::string candidate = resolve_program(program_[i]);
+      if (::access(candidate.c_str(), X_OK) == 0 && cudart_linkage(candidate) == CudartLinkage::Static) {
+        std::cerr << "gpuvp run: note: " << program_[i]
+                  << " is linked with the static CUDA runtime; rebuild it with `nvcc -cudart shared ...`\n";
+      }
+    }
   }
   const std::string summary = server.stats_summary();
   if (!summary.empty()) std::cerr << summary;

@@ -183,6 +183,15 @@ TEST(GpuvpRun, WrappedProgramsRunOnTheModelWithoutWarnings) {
   const ProcessResult shell = gpuvp_run({"sh", "-c", "exit 0"}, seconds(60));
   EXPECT_EQ(shell.exit_code, 0) << describe(shell);
   EXPECT_NE(shell.err.find("no program connected to the platform"), std::string::npos) << describe(shell);
+  EXPECT_EQ(shell.err.find("static CUDA runtime;"), std::string::npos) << describe(shell);
+  // A wrapped program built with nvcc's default static runtime never connects: named at exit.
+  const ProcessResult wrapped_static = gpuvp_run({"env", "GPUVP_WRAPPED=1", kPrograms + "/static_cudart"}, seconds(60));
+  EXPECT_NE(wrapped_static.err.find("no program connected to the platform"), std::string::npos)
+      << describe(wrapped_static);
+  EXPECT_NE(wrapped_static.err.find("static_cudart is linked with the static CUDA runtime; rebuild it with `nvcc "
+                                    "-cudart shared ...`"),
+            std::string::npos)
+      << describe(wrapped_static);
 }
 
 size_t occurrences(const std::string& text, const std::string& what) {
