@@ -888,6 +888,9 @@ void Bridge::complete(uint32_t channel, uint32_t queue, uint64_t sequence, Statu
   record.value1 = value1;
   record.simulated_ps = sc_core::sc_time_stamp().value();
   std::strncpy(record.message, message.c_str(), sizeof record.message - 1);
+  if (message.size() >= sizeof record.message) {  // cut: say so
+    std::memcpy(record.message + sizeof record.message - 4, "...", 4);
+  }
   s.pending.push_back(record);
   ++*stats_->completions;
   if (status != Status::Ok) ++*stats_->errors;

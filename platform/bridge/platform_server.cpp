@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <iostream>
+
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -51,8 +53,10 @@ struct PlatformServer::Impl {
   std::unique_ptr<NoBar> bar;
 
   std::vector<std::unique_ptr<TlmMonitor>> monitors;  // traced links (none when tracing is off)
+  gpu::KernelModel kernel_model;
 
-  Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer) : stats(registry) {
+  Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer)
+      : stats(registry), kernel_model(params.command_processor.kernel_model) {
     // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
     context = new sc_core::sc_simcontext();
     sc_core::sc_curr_simcontext = context;
@@ -67,6 +71,7 @@ struct PlatformServer::Impl {
     bridge = std::make_unique<Bridge>("bridge", params, stats);
     pcie = std::make_unique<uvm::PcieLink>("pcie", params.pcie, stats, "pcie");
     command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats, tracer);
+    command_processor->set_notice_sink([](const std::string& notice) { std::cerr << "gpuvp: " << notice << "\n"; });
     host = std::make_unique<IdleInitiator>("host");
     bar = std::make_unique<NoBar>("bar");
     bridge->command_out.bind(command_processor->command_in);
@@ -147,6 +152,49 @@ void PlatformServer::stop() { impl_->bridge->request_stop(); }
 uint64_t PlatformServer::simulated_ps() const { return sc_core::sc_time_stamp().value(); }
 
 PlatformActivity PlatformServer::activity() const { return impl_->bridge->activity(); }
+
+std::string PlatformServer::kernel_report(const std::string& prefix) const {
+  auto plural = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  const stats::Group* group = impl_->stats.find_group("gpu.command_processor");
+  const stats::Counter* launched = group != nullptr ? group->find_counter("kernels_launched") : nullptr;
+  const uint64_t launches = launched != nullptr ? launched->value() : 0;
+  uint64_t fallbacks = 0, faults = 0;
+  std::string fallen_back, faulted;
+  for (const gpu::KernelIncidents& k : impl_->command_processor->incidents()) {
+    if (k.fallbacks != 0) {
+      fallbacks += k.fallbacks;
+      fallen_back += "\n" + prefix + "  " + k.kernel + " (" + plural(k.fallbacks, "launch", "launches") +
+                     "): " + k.fallback_reason;
+    }
+    if (k.faults != 0) {
+      faults += k.faults;
+      faulted += "\n" + prefix + "  " + k.kernel + " (" + plural(k.faults, "launch", "launches") +
+                 "), first: " + k.first_fault;
+    }
+  }
+  std::string report;
+  if (impl_->kernel_model == gpu::KernelModel::kTiming) {
+    if (fallbacks < launches || launches == 0) {
+      const std::string which =
+          fallbacks == 0 ? std::string("kernels") : plural(launches - fallbacks, "kernel launch", "kernel launches");
+      report += prefix + which +
+                " ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX model); simulated time and "
+                "cycles are modeled.\n";
+    }
+    if (fallbacks != 0) {
+      report += prefix + plural(fallbacks, "kernel launch", "kernel launches") +
+                " ran on the functional model instead of the timing model; their time is an estimate:" + fallen_back +
+                "\n";
+    }
+  } else {
+    report += prefix + "kernels ran on the functional model (PTX executor; sim.kernel_model=functional); kernel time "
+                       "is an estimate.\n";
+  }
+  if (faults != 0) report += prefix + plural(faults, "kernel launch", "kernel launches") + " faulted:" + faulted + "\n";
+  return report;
+}
 
 std::string PlatformServer::stats_json() const { return impl_->stats.json(); }
 

@@ -65,6 +65,12 @@ class PlatformServer {
   // Simulated time now, in picoseconds (only meaningful from the run() thread or after run()).
   uint64_t simulated_ps() const;
   PlatformActivity activity() const;  // thread-safe
+  // The end-of-run report on kernels, lines starting with `prefix`: which model ran the launches
+  // (those that fell back to the functional model counted and listed per kernel name with the
+  // reason) and the launches that faulted, per kernel name with the first message (call when
+  // run() is not running). Each fallback and fault is also told on stderr the first time per
+  // kernel name.
+  std::string kernel_report(const std::string& prefix) const;
 
   // Convenience: the registry's JSON and summary (call when run() is not running).
   std::string stats_json() const;

@@ -49,13 +49,16 @@ class SignalFd {
 
 }  // namespace
 
-int serve(const PlatformParams& params, const std::string& config_name, const std::string& stats_path) {
+int serve(const PlatformParams& params, const std::string& config_name, const std::string& stats_path,
+          bool stats_per_launch) {
   SignalFd signals;
   if (!signals.valid()) {
     std::cerr << "gpuvp serve: error: cannot create a signalfd\n";
     return 1;
   }
   stats::Registry stats;
+  stats.set_kernel_detail(stats_per_launch ? stats::Registry::KernelDetail::PerLaunch
+                                           : stats::Registry::KernelDetail::PerName);
   PlatformServer server(params, stats);
   ::setenv(device::kSocketEnvironmentVariable, server.socket_path().c_str(), 1);
   std::cout << "gpuvp serve: " << params.device.name << " (configuration " << config_name << ") on "
@@ -69,7 +72,8 @@ int serve(const PlatformParams& params, const std::string& config_name, const st
     return signal_number != 0;
   });
   std::cout << "gpuvp serve: stopped by signal " << signal_number << " after "
-            << static_cast<double>(server.simulated_ps()) * 1e-6 << " us of simulated time\n\n"
+            << static_cast<double>(server.simulated_ps()) * 1e-6 << " us of simulated time\n"
+            << server.kernel_report("gpuvp serve: ") << "\n"
             << stats.summary();
   if (!stats_path.empty()) {
     std::ofstream out(stats_path, std::ios::binary);

@@ -178,6 +178,8 @@ BootCommand::BootCommand(CLI::App& app, const config::ConfigLoader& loader)
                        "programs to run in the guest, ';'-separated (default: vector_add); workloads go by name");
   command_->add_flag("--interactive", interactive_, "leave a shell on the guest's console (after --guest-run)");
   command_->add_option("--stats", stats_path_, "write the platform's statistics JSON to this file when the guest ends");
+  command_->add_flag("--stats-per-launch", stats_per_launch_,
+                     "one statistics scope per kernel launch (default: one per kernel name)");
   command_->add_option("--image", image_dir_, "guest image folder (vmlinux, initramfs.cpio); default: guest/ next to gpuvp");
   command_->add_option("--platform", platform_socket_,
                        "use a running platform (`gpuvp serve`'s socket) instead of starting one");
@@ -219,6 +221,8 @@ int BootCommand::execute() const {
   if (socket.empty()) {
     config.emplace(config_options_.load(loader_));
     params.emplace(PlatformParams::load(*config));
+    stats.set_kernel_detail(stats_per_launch_ ? stats::Registry::KernelDetail::PerLaunch
+                                              : stats::Registry::KernelDetail::PerName);
     server = std::make_unique<bridge::PlatformServer>(*params, stats);
     socket = server->socket_path();
   } else if (!stats_path_.empty()) {

@@ -40,6 +40,7 @@ class BootCommand {
   std::string guest_run_;
   bool interactive_ = false;
   std::string stats_path_;
+  bool stats_per_launch_ = false;
   std::string image_dir_;
   std::string platform_socket_;
   double timeout_s_ = 600;

@@ -108,6 +108,32 @@ int run_sweep(const gpuvp::config::Config& config, const gpuvp::PlatformParams& 
   return 0;
 }
 
+// The first word of the command line that names no subcommand where one is expected (`gpuvp
+// frobnicate --help`, `gpuvp config bogus`), with the command it was given to; CLI11 would answer
+// --help with the enclosing command's help and exit 0 before it notices the stray word.
+std::optional<std::pair<std::string, CLI::App*>> unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() > 1 && word[0] == '-') {
+      // An option written apart from its value ("--log-level info") takes the next word.
+      const CLI::Option* option = word.find('=') == std::string::npos ? current->get_option_no_throw(word) : nullptr;
+      if (option != nullptr && option->get_type_size_min() > 0 && option->get_items_expected_min() > 0) ++i;
+      continue;
+    }
+    const std::vector<CLI::App*> subcommands = current->get_subcommands([](CLI::App*) { return true; });
+    if (subcommands.empty()) break;  // a command's own positional arguments from here on
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : subcommands) {
+      if (sub->check_name(word)) next = sub;
+    }
+    if (next == nullptr) return std::make_pair(word, current);
+    current = next;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // libsystemc defines main() to call sc_main(); gpuvp has its own main, so this is never called,
@@ -172,6 +198,9 @@ int main(int argc, char** argv) {
       "serve", "keep a platform up for programs started separately (prints GPUVP_SOCKET); Ctrl-C stops it");
   serve_options.add_to(*serve, false);
   serve->add_option("--stats", serve_stats_path, "write the statistics JSON to this file when stopped");
+  bool serve_stats_per_launch = false;
+  serve->add_flag("--stats-per-launch", serve_stats_per_launch,
+                  "one statistics scope per kernel launch (default: one per kernel name)");
 
   // gpuvp run [--config ...] [--set ...] [--stats ...] -- ./app args...
   gpuvp::cli::RunCommand run_command(app, loader);
@@ -186,6 +215,18 @@ int main(int argc, char** argv) {
   convert->add_option("input", convert_in, "compact trace file")->required();
   convert->add_option("output", convert_out, "JSON file to write")->required();
 
+  if (const auto unknown = unknown_subcommand(app, argc, argv)) {
+    const auto& [word, parent] = *unknown;
+    std::string command = "gpuvp";
+    for (const CLI::App* a = parent; a != &app; a = a->get_parent()) command.insert(5, " " + a->get_name());
+    std::string known;
+    for (const CLI::App* sub : parent->get_subcommands([](CLI::App*) { return true; })) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    std::cerr << command << ": unknown subcommand '" << word << "' (the subcommands are: " << known << "; see `"
+              << command << " --help`)\n";
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -230,7 +271,8 @@ int main(int argc, char** argv) {
       return boot_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
-      return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path);
+      return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path,
+                                  serve_stats_per_launch);
     } else if (*sweep) {
       const auto config = sweep_options.load(loader);
       return run_sweep(config, gpuvp::PlatformParams::load(config), sweep_bytes_text, sweep_stats_path);

@@ -116,6 +116,9 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
       loader_(loader) {
   config_options_.add_to(*command_, false);
   command_->add_option("--stats", stats_path_, "write the statistics JSON to this file when the program ends");
+  command_->add_flag("--stats-per-launch", stats_per_launch_,
+                     "one statistics scope per kernel launch in --stats and the summary (default: one per kernel "
+                     "name, with launch count, sums and per-launch min/max; a few MB for thousands of launches)");
   command_->add_option("--trace", trace_path_,
                        "trace TLM transactions, kernels and CTAs to this file (.json: Chrome/Perfetto trace "
                        "events; other names: compact binary for `gpuvp trace-convert`)");
@@ -145,18 +148,13 @@ int RunCommand::execute() const {
     std::cerr << "gpuvp run: " << program_.front() << ": not an executable file\n";
     return 127;
   }
-  switch (cudart_linkage(program)) {
-    case CudartLinkage::Static:
-      std::cerr << "gpuvp run: " << program_.front()
-                << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
-                   "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
-      return 1;
-    case CudartLinkage::None:
-      std::cerr << "gpuvp run: warning: " << program_.front()
-                << " does not link libcudart.so; it will run, but not on the GPU model\n";
-      break;
-    default:
-      break;
+  // A program without libcudart may start one that has it (env, stdbuf, a shell script): whether
+  // any process used the platform is told when the program ends.
+  if (cudart_linkage(program) == CudartLinkage::Static) {
+    std::cerr << "gpuvp run: " << program_.front()
+              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
+                 "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
+    return 1;
   }
   const std::string library_dir = cudart_directory();
   if (library_dir.empty()) {
@@ -187,6 +185,8 @@ int RunCommand::execute() const {
   }
 
   stats::Registry stats;
+  stats.set_kernel_detail(stats_per_launch_ ? stats::Registry::KernelDetail::PerLaunch
+                                            : stats::Registry::KernelDetail::PerName);
   bridge::PlatformServer server(params, stats, recorder.get());
 
   // The program's environment: ours, plus the socket and the library path.
@@ -241,11 +241,20 @@ int RunCommand::execute() const {
             << "; " << activity.kernels_started << " kernel launch(es), " << activity.commands_completed
             << " device commands, simulated time " << format_ms(server.simulated_ps()) << " on "
             << params.device.name << " (" << config.source() << ").\n"
-            << (params.command_processor.kernel_model == gpu::KernelModel::kTiming
-                    ? "gpuvp run: kernels ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX "
-                      "model); simulated time and cycles are modeled.\n"
-                    : "gpuvp run: kernels ran on the functional model (PTX executor; sim.kernel_model=functional); "
-                      "kernel time is an estimate.\n");
+            << server.kernel_report("gpuvp run: ");
+  if (activity.peers_seen == 0) {
+    std::cerr << "gpuvp run: note: no program connected to the platform, so nothing ran on the GPU model (a program "
+                 "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13: built with `nvcc -cudart "
+                 "shared`, not nvcc's default static runtime)\n";
+    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause.
+    for (size_t i = 1; i < program_.size(); ++i) {
+      const std::string candidate = resolve_program(program_[i]);
+      if (::access(candidate.c_str(), X_OK) == 0 && cudart_linkage(candidate) == CudartLinkage::Static) {
+        std::cerr << "gpuvp run: note: " << program_[i]
+                  << " is linked with the static CUDA runtime; rebuild it with `nvcc -cudart shared ...`\n";
+      }
+    }
+  }
   const std::string summary = server.stats_summary();
   if (!summary.empty()) std::cerr << summary;
   if (recorder) {

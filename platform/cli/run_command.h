@@ -32,6 +32,7 @@ class RunCommand {
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
   std::string stats_path_;
+  bool stats_per_launch_ = false;
   std::string trace_path_;
   std::vector<std::string> trace_filters_;
   std::string trace_summary_path_;

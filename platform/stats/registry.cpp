@@ -188,10 +188,25 @@ struct Registry::KernelScope {
     Snapshot begin, end;
 };
 
+// One kernel name's launches (KernelDetail::PerName): deltas summed over the launches that
+// ended, per-counter extremes of a launch, and launch times.
+struct Registry::NameScope {
+    std::string name;
+    std::uint64_t launches = 0;  // folded (ended) launches
+    std::uint64_t first_begin_ps = 0, last_end_ps = 0;
+    std::uint64_t time_sum_ps = 0, time_min_ps = 0, time_max_ps = 0;
+    Snapshot sum;
+    std::vector<std::uint64_t> min, max;  // indexed like sum.counters
+};
+
 // Values of one scope, indexed like all_counters_ / all_histograms_.
 struct Registry::View {
     bool whole_run = true;  // run scope: metadata and min/max are written
     Snapshot values;
+    // Per-name scopes: per-launch extremes of each counter (written for non-indexed groups).
+    const std::vector<std::uint64_t>* min = nullptr;
+    const std::vector<std::uint64_t>* max = nullptr;
+    std::uint64_t launches = 0;
 };
 
 Registry::Registry() = default;
@@ -272,18 +287,86 @@ void Registry::begin_kernel(std::uint64_t id, const std::string& name) {
                                    "): kernel already open");
     KernelScope k{id, name, false, now_ps_ ? now_ps_() : 0, 0, snapshot(), {}};
     kernels_.push_back(std::move(k));
+    if (kernel_detail_ == KernelDetail::PerName && name_index_.try_emplace(name, names_.size()).second) {
+        names_.emplace_back();
+        names_.back().name = name;
+    }
 }
 
 void Registry::end_kernel(std::uint64_t id) {
-    for (auto& k : kernels_) {
+    for (auto it = kernels_.begin(); it != kernels_.end(); ++it) {
+        KernelScope& k = *it;
         if (k.id == id && !k.complete) {
             k.end = snapshot();
             k.end_ps = now_ps_ ? now_ps_() : 0;
             k.complete = true;
+            if (kernel_detail_ == KernelDetail::PerName) {
+                fold(k, names_[name_index_.at(k.name)]);
+                kernels_.erase(it);
+            }
             return;
         }
     }
     throw std::logic_error("stats: end_kernel(" + std::to_string(id) + "): kernel not open");
+}
+
+void Registry::set_kernel_detail(KernelDetail detail) {
+    if (!kernels_.empty() || !names_.empty())
+        throw std::logic_error("stats: set_kernel_detail after the first begin_kernel");
+    kernel_detail_ = detail;
+}
+
+void Registry::fold(const KernelScope& k, NameScope& totals) const {
+    const View v = kernel_view(k);
+    const Snapshot& d = v.values;
+    // Counters registered after earlier launches were 0 in those launches.
+    const std::uint64_t absent = 0;
+    if (totals.sum.counters.size() < d.counters.size()) {
+        const std::size_t old = totals.sum.counters.size();
+        totals.sum.counters.resize(d.counters.size(), 0);
+        totals.min.resize(d.counters.size(), absent);
+        totals.max.resize(d.counters.size(), absent);
+        if (totals.launches == 0)
+            for (std::size_t i = old; i < d.counters.size(); ++i) totals.min[i] = d.counters[i];
+    }
+    for (std::size_t i = 0; i < d.counters.size(); ++i) {
+        totals.sum.counters[i] += d.counters[i];
+        totals.min[i] = totals.launches == 0 ? d.counters[i] : std::min(totals.min[i], d.counters[i]);
+        totals.max[i] = std::max(totals.max[i], d.counters[i]);
+    }
+    for (std::size_t i = 0; i < d.histograms.size(); ++i) {
+        if (i == totals.sum.histograms.size())
+            totals.sum.histograms.push_back({0, 0, std::vector<std::uint64_t>(d.histograms[i].buckets.size(), 0)});
+        auto& h = totals.sum.histograms[i];
+        h.count += d.histograms[i].count;
+        h.sum += d.histograms[i].sum;
+        for (std::size_t j = 0; j < h.buckets.size(); ++j) h.buckets[j] += d.histograms[i].buckets[j];
+    }
+    const std::uint64_t end = k.complete ? k.end_ps : (now_ps_ ? now_ps_() : 0);
+    const std::uint64_t time = end - k.begin_ps;
+    if (totals.launches == 0) {
+        totals.first_begin_ps = k.begin_ps;
+        totals.time_min_ps = time;
+    }
+    totals.last_end_ps = std::max(totals.last_end_ps, end);
+    totals.time_sum_ps += time;
+    totals.time_min_ps = std::min(totals.time_min_ps, time);
+    totals.time_max_ps = std::max(totals.time_max_ps, time);
+    ++totals.launches;
+}
+
+// A name's totals with its launches still open folded in (as if they ended now), every stat
+// registered so far present.
+Registry::NameScope Registry::name_totals(const NameScope& name) const {
+    NameScope t = name;
+    for (const auto& k : kernels_)
+        if (k.name == name.name) fold(k, t);
+    t.sum.counters.resize(all_counters_.size(), 0);
+    t.min.resize(all_counters_.size(), 0);
+    t.max.resize(all_counters_.size(), 0);
+    for (std::size_t i = t.sum.histograms.size(); i < all_histograms_.size(); ++i)
+        t.sum.histograms.push_back({0, 0, std::vector<std::uint64_t>(all_histograms_[i]->counts_.size(), 0)});
+    return t;
 }
 
 Registry::View Registry::run_view() const { return View{true, snapshot()}; }
@@ -430,7 +513,7 @@ Registry::ScopeData Registry::collect(const View& v) const {
 void Registry::write_scope(ojson& out, const View& v) const {
     const ScopeData d = collect(v);
     const bool full = v.whole_run;
-    auto entry_json = [&](const ScopeData::Entry& e, bool aggregate) {
+    auto entry_json = [&](const ScopeData::Entry& e, bool aggregate, bool extremes) {
         ojson j = ojson::object();
         if (aggregate) j["instances"] = e.instances;
         if (!e.counters.empty()) {
@@ -442,6 +525,12 @@ void Registry::write_scope(ojson& out, const View& v) const {
                 x["unit"] = c.meta->unit();
                 x["doc"] = c.meta->doc();
                 cs[c.meta->name()] = std::move(x);
+            }
+            if (extremes && v.min != nullptr && v.max != nullptr) {
+                ojson& lo = j["per_launch_min"] = ojson::object();
+                for (const auto& c : e.counters) lo[c.meta->name()] = (*v.min)[c.meta->index_];
+                ojson& hi = j["per_launch_max"] = ojson::object();
+                for (const auto& c : e.counters) hi[c.meta->name()] = (*v.max)[c.meta->index_];
             }
         }
         if (!e.histograms.empty()) {
@@ -467,18 +556,34 @@ void Registry::write_scope(ojson& out, const View& v) const {
         return j;
     };
     ojson& gs = out["groups"] = ojson::object();
-    for (const auto& [path, e] : d.groups) gs[path] = entry_json(e, false);
+    for (const auto& [path, e] : d.groups) gs[path] = entry_json(e, false, path.find('[') == std::string::npos);
     ojson& as = out["aggregates"] = ojson::object();
-    for (const auto& [path, e] : d.aggregates) as[path] = entry_json(e, true);
+    for (const auto& [path, e] : d.aggregates) as[path] = entry_json(e, true, false);
 }
 
 std::string Registry::json() const {
     ojson root = ojson::object();
     root["format"] = "gpuvp-stats";
     root["version"] = 1;
+    if (kernel_detail_ == KernelDetail::PerName) root["kernel_detail"] = "per_name";
     write_scope(root["run"] = ojson::object(), run_view());
     ojson& ks = root["kernels"] = ojson::array();
+    for (const auto& name : names_) {
+        const NameScope t = name_totals(name);
+        ojson j = ojson::object();
+        j["name"] = t.name;
+        j["launches"] = t.launches;
+        j["running"] = t.launches - name.launches;
+        if (now_ps_) {
+            j["begin_ps"] = t.first_begin_ps;
+            j["end_ps"] = t.last_end_ps;
+            j["time_ps"] = {{"sum", t.time_sum_ps}, {"min", t.time_min_ps}, {"max", t.time_max_ps}};
+        }
+        write_scope(j, View{false, t.sum, &t.min, &t.max, t.launches});
+        ks.push_back(std::move(j));
+    }
     for (const auto& k : kernels_) {
+        if (kernel_detail_ == KernelDetail::PerName) break;  // open launches are in their name's totals
         ojson j = ojson::object();
         j["id"] = k.id;
         j["name"] = k.name;
@@ -510,9 +615,17 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
     // empty histograms, ratios without a denominator) stay in the JSON only.
     const bool skip_empty = summary_keys_.empty();
     auto emit = [&](const std::string& path, const ScopeData::Entry& e, bool show) {
-        for (const auto& c : e.counters)
-            if (wanted(path + "." + c.meta->name(), show) && !(skip_empty && c.value == 0))
-                line(path + "." + c.meta->name(), std::to_string(c.value), c.meta->unit());
+        // Per-name scopes of several launches: the sum, and a launch's extremes where known.
+        const bool extremes = v.min != nullptr && v.launches > 1 && path.find('[') == std::string::npos;
+        for (const auto& c : e.counters) {
+            if (!wanted(path + "." + c.meta->name(), show) || (skip_empty && c.value == 0)) continue;
+            std::string unit = c.meta->unit();
+            if (extremes && (*v.min)[c.meta->index_] != (*v.max)[c.meta->index_]) {
+                unit += " (per launch " + std::to_string((*v.min)[c.meta->index_]) + ".." +
+                        std::to_string((*v.max)[c.meta->index_]) + ")";
+            }
+            line(path + "." + c.meta->name(), std::to_string(c.value), unit);
+        }
         for (const auto& h : e.histograms) {
             if (!wanted(path + "." + h.meta->name(), show) || (skip_empty && h.count == 0)) continue;
             std::string s = "count " + std::to_string(h.count);
@@ -535,6 +648,26 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
 
 std::string Registry::summary() const {
     std::string out;
+    std::uint64_t launches = 0;
+    for (const auto& name : names_) {
+        const NameScope t = name_totals(name);
+        launches += t.launches;
+        out += "kernel \"" + t.name + "\": " + std::to_string(t.launches) + " launch" + (t.launches == 1 ? "" : "es");
+        if (t.launches != name.launches) out += " (" + std::to_string(t.launches - name.launches) + " still running)";
+        if (now_ps_) {
+            out += ", " + std::to_string(t.time_sum_ps) + " ps in all";
+            if (t.launches > 1 && t.time_min_ps != t.time_max_ps)
+                out += " (per launch " + std::to_string(t.time_min_ps) + ".." + std::to_string(t.time_max_ps) + " ps)";
+        }
+        out += t.launches > 1 ? ", statistics summed over the launches\n" : "\n";
+        summarize_scope(out, View{false, t.sum, &t.min, &t.max, t.launches});
+    }
+    if (kernel_detail_ == KernelDetail::PerName) {
+        out += "run (" + std::to_string(launches) + " launch" + (launches == 1 ? "" : "es") + " of " +
+               std::to_string(names_.size()) + " kernel" + (names_.size() == 1 ? "" : "s") + ")\n";
+        summarize_scope(out, run_view());
+        return out;
+    }
     for (const auto& k : kernels_) {
         out += "kernel " + std::to_string(k.id) + " \"" + k.name + "\"";
         if (now_ps_) {

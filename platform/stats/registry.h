@@ -72,6 +72,16 @@
 //       "aggregates": { "<path with [*]>": { same compact form plus "instances" } } }, ...
 //   ]
 // }
+// With KernelDetail::PerName, "kernel_detail": "per_name" follows "version" and each entry of
+// "kernels" is one kernel name, in first-launch order:
+//     { "name": s, "launches": u64, "running": u64,  // running: launches still open at output
+//       "begin_ps": u64, "end_ps": u64,              // first begin, last end (with a time source)
+//       "time_ps": { "sum": u64, "min": u64, "max": u64 },  // per-launch durations
+//       "groups": { "<path>": { "counters": { "<name>": u64 (sum) },
+//                               "per_launch_min": { "<name>": u64 }, "per_launch_max": { ... },
+//                               "histograms": { sums, compact form }, "ratios": { from sums } } },
+//       "aggregates": { compact form of the sums, plus "instances" } }
+// per_launch_min/max appear for groups without an instance index only.
 // Empty "counters"/"histograms"/"ratios" objects are omitted. "hi" is exclusive; null
 // means unbounded (overflow bucket).
 #pragma once
@@ -242,6 +252,16 @@ public:
     void begin_kernel(std::uint64_t id, const std::string& name);
     void end_kernel(std::uint64_t id);
 
+    // What "kernels" holds: one scope per launch (the default), or one per kernel name, which
+    // keeps output small for programs that launch thousands of kernels. Per name, a launch is
+    // folded into its name's totals when it ends (no per-launch state is kept), and the entry
+    // gives the launch count, counters and histograms summed over the launches, ratios
+    // recomputed from the sums, and for counters of non-indexed groups the per-launch minimum
+    // and maximum. Set it before the first begin_kernel.
+    enum class KernelDetail { PerLaunch, PerName };
+    void set_kernel_detail(KernelDetail detail);
+    KernelDetail kernel_detail() const noexcept { return kernel_detail_; }
+
     // Whole-run JSON (layout in the file comment), 2-space indented, trailing newline.
     std::string json() const;
     // Human summary: per kernel and for the run, one line per aggregate counter/ratio and
@@ -275,7 +295,13 @@ private:
     const std::pair<const std::string, std::unique_ptr<Group>>* last_group_ = nullptr;
     std::vector<Counter*> all_counters_;      // registration order; index = Counter::index_
     std::vector<Histogram*> all_histograms_;  // registration order
-    std::vector<KernelScope> kernels_;        // begin order
+    std::vector<KernelScope> kernels_;        // begin order (per name: the open ones only)
+    struct NameScope;
+    void fold(const KernelScope& k, NameScope& totals) const;
+    NameScope name_totals(const NameScope& name) const;
+    std::vector<NameScope> names_;            // KernelDetail::PerName: first-launch order
+    std::map<std::string, std::size_t> name_index_;  // kernel name -> position in names_
+    KernelDetail kernel_detail_ = KernelDetail::PerLaunch;
     std::function<std::uint64_t()> now_ps_;
     std::vector<std::string> summary_keys_;
 };

@@ -189,7 +189,7 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   // Natively: the programs one after another against one platform.
   std::vector<std::string> native_out;
   {
-    Process serve({kGpuvp, "serve", "--stats", native_stats});
+    Process serve({kGpuvp, "serve", "--stats", native_stats, "--stats-per-launch"});
     const std::string socket = serve_socket(serve);
     ASSERT_FALSE(socket.empty()) << serve.out();
     for (const CoVerified& program : programs) {
@@ -208,7 +208,8 @@ TEST(GuestBoot, GuestRunsHaveNativeDeviceStatisticsAndCorrectResults) {
   std::string run_list;
   for (const CoVerified& program : programs) run_list += program.name + "; ";
   const ProcessResult r =
-      run({kGpuvp, "boot", "--image", kImage, "--guest-run", run_list, "--stats", guest_stats}, kBootTimeout);
+      run({kGpuvp, "boot", "--image", kImage, "--guest-run", run_list, "--stats", guest_stats, "--stats-per-launch"},
+          kBootTimeout);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   for (size_t i = 0; i < programs.size(); ++i) {
     // The programs check their results against CPU references and exit non-zero on mismatch;
@@ -259,7 +260,7 @@ TEST(GuestBoot, MsixCompletionsThroughVfioGiveTheNativeDeviceStatistics) {
   const std::string guest_stats = ::testing::TempDir() + "/guest_msix_guest.json";
   const std::vector<std::string> names = {"vector_add", "gemm"};
   {
-    Process serve({kGpuvp, "serve", "--stats", native_stats});
+    Process serve({kGpuvp, "serve", "--stats", native_stats, "--stats-per-launch"});
     const std::string socket = serve_socket(serve);
     ASSERT_FALSE(socket.empty()) << serve.out();
     for (const std::string& name : names) {
@@ -275,7 +276,7 @@ TEST(GuestBoot, MsixCompletionsThroughVfioGiveTheNativeDeviceStatistics) {
   std::string run_list;
   for (const std::string& name : names) run_list += "GPUVP_VERBOSE=1 " + name + "; ";
   const ProcessResult r = run({kGpuvp, "boot", "--image", kImage, "--interrupts", "msix", "--guest-run", run_list,
-                               "--stats", guest_stats},
+                               "--stats", guest_stats, "--stats-per-launch"},
                               kBootTimeout);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find(" completions msix "), std::string::npos) << describe(r);  // GPUVP-READY

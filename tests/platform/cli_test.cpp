@@ -93,6 +93,25 @@ TEST(Cli, HelpWorksEverywhere) {
   }
 }
 
+// An unknown subcommand is an error, with or without --help (which must not answer with the
+// enclosing command's help and exit 0), and the message lists the subcommands there are.
+TEST(Cli, UnknownSubcommandIsAnErrorEvenWithHelp) {
+  for (const char* command : {"frobnicate --help", "frobnicate", "--log-level info frobnicate --help"}) {
+    const test::CommandResult run = gpuvp(command);
+    EXPECT_NE(run.exit_code, 0) << command;
+    EXPECT_NE(run.output.find("gpuvp: unknown subcommand 'frobnicate'"), std::string::npos) << command << run.output;
+    EXPECT_NE(run.output.find("config, info"), std::string::npos) << command << run.output;
+    EXPECT_EQ(run.output.find("Usage"), std::string::npos) << command << run.output;
+  }
+  const test::CommandResult nested = gpuvp("config bogus --help");
+  EXPECT_NE(nested.exit_code, 0);
+  EXPECT_NE(nested.output.find("gpuvp config: unknown subcommand 'bogus'"), std::string::npos) << nested.output;
+  EXPECT_NE(nested.output.find("list, show, check, presets"), std::string::npos) << nested.output;
+  // Known subcommands keep their help; a program's own --help after `run --` is the program's.
+  EXPECT_EQ(gpuvp("run --help").exit_code, 0);
+  EXPECT_EQ(gpuvp("run -- sh -c 'exit 0' --help").exit_code, 0);
+}
+
 TEST(Cli, LogLevelSendsDiagnosticsToStderrOnly) {
   const auto quiet = test::run_command("(" + std::string(GPUVP_BINARY) + " info v100 2>/dev/null)");
   const auto logged = test::run_command("(" + std::string(GPUVP_BINARY) + " --log-level info info v100 2>/dev/null)");

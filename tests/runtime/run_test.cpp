@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -164,7 +165,162 @@ TEST(GpuvpRun, PollingQueriesAdvanceTimeDeterministically) {
   }
 }
 
+// Wrappers that start the CUDA program (env, stdbuf) are not themselves CUDA programs: no
+// warning about them; the program they start runs on the model. A program that never connects
+// (a shell) is told so when it ends.
+TEST(GpuvpRun, WrappedProgramsRunOnTheModelWithoutWarnings) {
+  const std::vector<std::vector<std::string>> wrappers = {{"env", "GPUVP_WRAPPED=1"}, {"stdbuf", "-oL"}};
+  for (const std::vector<std::string>& wrapper : wrappers) {
+    std::vector<std::string> program = wrapper;
+    program.push_back(kWorkloads + "/workload_vector_add");
+    const ProcessResult r = gpuvp_run(program);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_NE(r.out.find("PASS vector_add"), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find("not on the GPU model"), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find("no program connected"), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find("kernels ran on the timing model"), std::string::npos) << describe(r);
+  }
+  const ProcessResult shell = gpuvp_run({"sh", "-c", "exit 0"}, seconds(60));
+  EXPECT_EQ(shell.exit_code, 0) << describe(shell);
+  EXPECT_NE(shell.err.find("no program connected to the platform"), std::string::npos) << describe(shell);
+  EXPECT_EQ(shell.err.find("static CUDA runtime;"), std::string::npos) << describe(shell);
+  // A wrapped program built with nvcc's default static runtime never connects: named at exit.
+  const ProcessResult wrapped_static = gpuvp_run({"env", "GPUVP_WRAPPED=1", kPrograms + "/static_cudart"}, seconds(60));
+  EXPECT_NE(wrapped_static.err.find("no program connected to the platform"), std::string::npos)
+      << describe(wrapped_static);
+  EXPECT_NE(wrapped_static.err.find("static_cudart is linked with the static CUDA runtime; rebuild it with `nvcc "
+                                    "-cudart shared ...`"),
+            std::string::npos)
+      << describe(wrapped_static);
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++count;
+  return count;
+}
+
+const nlohmann::json* kernel_entry(const nlohmann::json& stats, const std::string& name_part) {
+  for (const auto& k : stats["kernels"]) {
+    if (k["name"].get<std::string>().find(name_part) != std::string::npos) return &k;
+  }
+  return nullptr;
+}
+
+// 2,000 launches of one kernel: by default one statistics scope per kernel name, so the file
+// stays small and the summary names each kernel once.
+TEST(GpuvpRun, StatisticsOfThousandsOfLaunchesStaySmall) {
+  const std::string stats = ::testing::TempDir() + "/many_launches.json";
+  std::remove(stats.c_str());
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/many_launches"}, seconds(600));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS many_launches: 2000 launches"), std::string::npos) << describe(r);
+  const std::string text = slurp(stats);
+  EXPECT_LT(text.size(), 10u << 20);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["kernel_detail"], "per_name");
+  ASSERT_EQ(j["kernels"].size(), 2u);
+  const nlohmann::json* accumulate = kernel_entry(j, "accumulate");
+  const nlohmann::json* finish = kernel_entry(j, "finish");
+  ASSERT_TRUE(accumulate != nullptr && finish != nullptr) << j["kernels"].dump().substr(0, 2000);
+  EXPECT_EQ((*accumulate)["launches"], 2000);
+  EXPECT_EQ((*finish)["launches"], 1);
+  EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["kernels_launched"]["value"], 2001);
+  EXPECT_EQ(occurrences(r.err, "\nkernel \""), 2u) << r.err.substr(0, 4000);
+  EXPECT_NE(r.err.find("accumulatePii\": 2000 launches"), std::string::npos) << r.err.substr(0, 4000);
+}
+
+// The per-name totals are the sums (and extremes) of the per-launch scopes of the same run.
+TEST(GpuvpRun, PerNameStatisticsAreTheSumsOfThePerLaunchOnes) {
+  constexpr int kLaunches = 40;
+  const std::string by_name = ::testing::TempDir() + "/many_launches_by_name.json";
+  const std::string by_launch = ::testing::TempDir() + "/many_launches_by_launch.json";
+  const std::string program = kPrograms + "/many_launches";
+  const ProcessResult a = run({kGpuvp, "run", "--stats", by_name, "--", program, std::to_string(kLaunches)}, kRunTimeout);
+  const ProcessResult b = run({kGpuvp, "run", "--stats", by_launch, "--stats-per-launch", "--", program,
+                               std::to_string(kLaunches)},
+                              kRunTimeout);
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const nlohmann::json names = nlohmann::json::parse(slurp(by_name));
+  const nlohmann::json launches = nlohmann::json::parse(slurp(by_launch));
+  ASSERT_EQ(launches["kernels"].size(), static_cast<size_t>(kLaunches + 1));
+  EXPECT_EQ(occurrences(b.err, "\nkernel "), static_cast<size_t>(kLaunches + 1));  // per launch on request
+  const nlohmann::json* accumulate = kernel_entry(names, "accumulate");
+  ASSERT_NE(accumulate, nullptr);
+  EXPECT_EQ((*accumulate)["launches"], kLaunches);
+  for (const char* counter : {"cycles", "warp_instructions", "thread_instructions"}) {
+    uint64_t sum = 0, low = ~uint64_t{0}, high = 0, count = 0;
+    for (const auto& k : launches["kernels"]) {
+      if (k["name"] != (*accumulate)["name"]) continue;
+      const uint64_t value = k["groups"]["gpu"]["counters"][counter].get<uint64_t>();
+      sum += value;
+      low = std::min(low, value);
+      high = std::max(high, value);
+      ++count;
+    }
+    EXPECT_EQ(count, static_cast<uint64_t>(kLaunches));
+    EXPECT_GT(sum, 0u) << counter;
+    EXPECT_EQ((*accumulate)["groups"]["gpu"]["counters"][counter], sum) << counter;
+    EXPECT_EQ((*accumulate)["groups"]["gpu"]["per_launch_min"][counter], low) << counter;
+    EXPECT_EQ((*accumulate)["groups"]["gpu"]["per_launch_max"][counter], high) << counter;
+  }
+  nlohmann::json run_a = names["run"], run_b = launches["run"];
+  run_a["groups"].erase("bridge");
+  run_b["groups"].erase("bridge");
+  EXPECT_TRUE(run_a == run_b) << "the run scope depends on the kernel detail";
+}
+
+// A kernel that cannot run on the timing model (here: a CTA needs more registers than the SM
+// has) runs on the functional model, and says so: one warning per kernel name with the reason,
+// and the exit summary counts those launches instead of claiming the timing model.
+TEST(GpuvpRun, TimingFallbacksAreLoud) {
+  const std::string stats = ::testing::TempDir() + "/fallbacks.json";
+  const ProcessResult r = run({kGpuvp, "run", "--set", "gpu.sm.registers=1024", "--stats", stats, "--",
+                               kPrograms + "/many_launches", "3"},
+                              kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS many_launches: 3 launches"), std::string::npos) << describe(r);
+  EXPECT_EQ(occurrences(r.err, "runs on the functional model, not the timing model"), 2u) << describe(r);
+  EXPECT_EQ(occurrences(r.err, "accumulatePii runs on the functional model"), 1u) << describe(r);
+  EXPECT_NE(r.err.find("does not fit on an SM"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("gpuvp run: 4 kernel launches ran on the functional model instead of the timing model"),
+            std::string::npos)
+      << describe(r);
+  EXPECT_EQ(r.err.find("ran on the timing model"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"], 4);
+}
+
 // ---- Bad input and faults.
+
+// Every faulting launch is counted in the exit summary, the first fault of each kernel is shown
+// whole on stderr, and the CTA and thread survive a long kernel name in the runtime's message.
+TEST(BadInput, EveryFaultingLaunchIsCountedAndItsPlaceShown) {
+  const std::string stats = ::testing::TempDir() + "/many_faults.json";
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/many_faults"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS many_faults"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  const uint64_t faults = j["run"]["groups"]["gpu.command_processor"]["counters"]["kernel_faults"]["value"].get<uint64_t>();
+  EXPECT_GE(faults, 2u) << describe(r);
+  EXPECT_NE(r.err.find("gpuvp run: " + std::to_string(faults) + " kernel launches faulted:"), std::string::npos)
+      << describe(r);
+  EXPECT_NE(r.err.find("(" + std::to_string(faults) + " launches), first: illegal address"), std::string::npos)
+      << describe(r);
+  // The platform tells the first fault of the kernel once, whole (name and PTX line included).
+  EXPECT_EQ(occurrences(r.err, "faulted: illegal address"), 1u) << describe(r);
+  EXPECT_NE(r.err.find("a_kernel_whose_mangled_template_name_is_long_enough_to_fill_a_completion_message"
+                       "IfLi2EEvPT_ at "),
+            std::string::npos)
+      << describe(r);
+  // The runtime's error line (cut to a completion record) still says where.
+  const size_t runtime_line = r.err.find("(cudaErrorIllegalAddress)");
+  ASSERT_NE(runtime_line, std::string::npos) << describe(r);
+  const std::string line = r.err.substr(r.err.rfind('\n', runtime_line) + 1, runtime_line - r.err.rfind('\n', runtime_line));
+  EXPECT_NE(line.find("CTA (3,0,0), thread (17,0,0)"), std::string::npos) << line;
+}
 
 TEST(BadInput, IllegalLaunchIsInvalidConfiguration) {
   const ProcessResult r = gpuvp_run({kPrograms + "/illegal_launch"});

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -314,4 +315,119 @@ TEST(StatsSummary, SummaryKeysSelectLines) {
     EXPECT_NE(s.find("gpu.sm[*].ipc"), std::string::npos) << s;
     EXPECT_EQ(s.find("memory.l2.accesses"), std::string::npos) << s;
     EXPECT_EQ(s.find("gpu.sm[*].instructions"), std::string::npos) << s;
+}
+
+namespace {
+
+// The same launches under both kernel details: `launches` launches alternating two names, each
+// adding a launch-dependent amount to an indexed and a non-indexed counter and one histogram
+// sample, with a ratio of the two; a stat registered after the first launches.
+void launch_many(Registry& r, std::uint64_t& now, int launches) {
+    now = 0;
+    r.set_time_source([&now] { return now; });
+    auto& sm = r.group("gpu.sm[0]");
+    auto& instructions = sm.counter("instructions", "warp-instr", "");
+    auto& hist = sm.histogram("latency", "cycle", "", Buckets::log2(8));
+    auto& gpu = r.group("gpu");
+    auto& cycles = gpu.counter("cycles", "cycle", "");
+    gpu.ratio("ipc", "", instructions, cycles);
+    gpuvp::stats::Counter* late = nullptr;
+    for (int i = 0; i < launches; ++i) {
+        r.begin_kernel(static_cast<std::uint64_t>(i), i % 2 == 0 ? "even" : "odd");
+        instructions += static_cast<std::uint64_t>(3 * i + 1);
+        cycles += static_cast<std::uint64_t>(100 + i % 7);
+        hist.sample(static_cast<std::uint64_t>(i));
+        if (i == 4) late = &gpu.counter("late", "", "");
+        if (late != nullptr) *late += 1;
+        now += 10 + static_cast<std::uint64_t>(i % 5);
+        r.end_kernel(static_cast<std::uint64_t>(i));
+        now += 1;
+    }
+}
+
+}  // namespace
+
+TEST(StatsScopes, PerNameTotalsEqualTheSumsOfThePerLaunchScopes) {
+    constexpr int kLaunches = 2000;
+    std::uint64_t now_a = 0, now_b = 0;
+    Registry per_launch, per_name;
+    per_name.set_kernel_detail(Registry::KernelDetail::PerName);
+    launch_many(per_launch, now_a, kLaunches);
+    launch_many(per_name, now_b, kLaunches);
+    const std::string per_launch_text = per_launch.json(), per_name_text = per_name.json();
+    const json a = json::parse(per_launch_text), b = json::parse(per_name_text);
+    ASSERT_EQ(a["kernels"].size(), static_cast<std::size_t>(kLaunches));
+    ASSERT_EQ(b["kernels"].size(), 2u);
+    EXPECT_EQ(b["kernel_detail"], "per_name");
+    EXPECT_EQ(b["run"], a["run"]);  // the run scope does not depend on the detail
+    EXPECT_LT(per_name_text.size() * 100, per_launch_text.size());
+
+    for (const char* name : {"even", "odd"}) {
+        std::uint64_t launches = 0, instructions = 0, cycles = 0, late = 0, samples = 0, sample_sum = 0;
+        std::uint64_t cycles_min = ~0ULL, cycles_max = 0, late_min = ~0ULL, time_sum = 0, time_min = ~0ULL, time_max = 0;
+        for (const auto& k : a["kernels"]) {
+            if (k["name"] != name) continue;
+            ++launches;
+            instructions += k["groups"]["gpu.sm[0]"]["counters"]["instructions"].get<std::uint64_t>();
+            const auto c = k["groups"]["gpu"]["counters"]["cycles"].get<std::uint64_t>();
+            cycles += c;
+            cycles_min = std::min(cycles_min, c);
+            cycles_max = std::max(cycles_max, c);
+            const auto l = k["groups"]["gpu"]["counters"]["late"].get<std::uint64_t>();
+            late += l;
+            late_min = std::min(late_min, l);
+            samples += k["groups"]["gpu.sm[0]"]["histograms"]["latency"]["count"].get<std::uint64_t>();
+            sample_sum += k["groups"]["gpu.sm[0]"]["histograms"]["latency"]["sum"].get<std::uint64_t>();
+            const auto t = k["end_ps"].get<std::uint64_t>() - k["begin_ps"].get<std::uint64_t>();
+            time_sum += t;
+            time_min = std::min(time_min, t);
+            time_max = std::max(time_max, t);
+        }
+        const json& n = b["kernels"][std::string(name) == "even" ? 0 : 1];
+        ASSERT_EQ(n["name"], name);
+        EXPECT_EQ(n["launches"], launches);
+        EXPECT_EQ(n["running"], 0);
+        EXPECT_EQ(n["groups"]["gpu.sm[0]"]["counters"]["instructions"], instructions);
+        EXPECT_EQ(n["aggregates"]["gpu.sm[*]"]["counters"]["instructions"], instructions);
+        EXPECT_EQ(n["groups"]["gpu"]["counters"]["cycles"], cycles);
+        EXPECT_EQ(n["groups"]["gpu"]["per_launch_min"]["cycles"], cycles_min);
+        EXPECT_EQ(n["groups"]["gpu"]["per_launch_max"]["cycles"], cycles_max);
+        EXPECT_EQ(n["groups"]["gpu"]["counters"]["late"], late);
+        EXPECT_EQ(n["groups"]["gpu"]["per_launch_min"]["late"], late_min);  // 0: absent in early launches
+        EXPECT_FALSE(n["groups"]["gpu.sm[0]"].contains("per_launch_min"));  // indexed groups: sums only
+        EXPECT_EQ(n["groups"]["gpu.sm[0]"]["histograms"]["latency"]["count"], samples);
+        EXPECT_EQ(n["groups"]["gpu.sm[0]"]["histograms"]["latency"]["sum"], sample_sum);
+        EXPECT_DOUBLE_EQ(n["groups"]["gpu"]["ratios"]["ipc"].get<double>(),
+                         static_cast<double>(instructions) / static_cast<double>(cycles));
+        EXPECT_EQ(n["time_ps"]["sum"], time_sum);
+        EXPECT_EQ(n["time_ps"]["min"], time_min);
+        EXPECT_EQ(n["time_ps"]["max"], time_max);
+    }
+
+    // The summary names each kernel once, not each launch.
+    const std::string summary = per_name.summary();
+    EXPECT_NE(summary.find("kernel \"even\": 1000 launches"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("kernel \"odd\": 1000 launches"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("run (2000 launches of 2 kernels)"), std::string::npos) << summary;
+    EXPECT_EQ(summary.find("kernel 17 "), std::string::npos) << summary;
+    EXPECT_LT(summary.size() * 100, per_launch.summary().size());
+}
+
+TEST(StatsScopes, PerNameCountsLaunchesStillRunning) {
+    Registry r;
+    r.set_kernel_detail(Registry::KernelDetail::PerName);
+    auto& c = r.group("gpu").counter("cycles", "", "");
+    r.begin_kernel(1, "k");
+    c += 5;
+    r.end_kernel(1);
+    r.begin_kernel(2, "k");
+    c += 7;
+    const json j = json::parse(r.json());
+    ASSERT_EQ(j["kernels"].size(), 1u);
+    EXPECT_EQ(j["kernels"][0]["launches"], 2);
+    EXPECT_EQ(j["kernels"][0]["running"], 1);
+    EXPECT_EQ(j["kernels"][0]["groups"]["gpu"]["counters"]["cycles"], 12);
+    EXPECT_THROW(r.set_kernel_detail(Registry::KernelDetail::PerLaunch), std::logic_error);
+    r.end_kernel(2);
+    EXPECT_EQ(json::parse(r.json())["kernels"][0]["running"], 0);
 }

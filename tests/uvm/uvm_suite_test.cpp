@@ -46,7 +46,7 @@ struct SuiteRun {
 SuiteRun run_suite(const std::string& program, const std::vector<std::string>& sets) {
   const std::string stats = ::testing::TempDir() + "/uvm_suite_" + program + "_" + std::to_string(::getpid()) + ".json";
   std::remove(stats.c_str());
-  std::vector<std::string> argv = {kGpuvp, "run", "--stats", stats};
+  std::vector<std::string> argv = {kGpuvp, "run", "--stats", stats, "--stats-per-launch"};
   for (const std::string& s : sets) {
     argv.push_back("--set");
     argv.push_back(s);

@@ -741,8 +741,14 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
         // Estimated registers may overstate what ptxas allocates; rather than refusing a launch
         // real hardware may accept, run it functionally, and say so.
         ++*stats_->timing_fallbacks;
-        warn_once(kernel.name, std::string("ran on the functional model, not the timing model: ") + e.what() +
-                                   (told ? "" : " by the estimated registers"));
+        KernelIncidents& incidents = incidents_of(kernel.name);
+        if (incidents.fallbacks++ == 0) {
+          incidents.fallback_reason = std::string(e.what()) + (told ? "" : " by the estimated registers");
+          if (notice_) {
+            notice_("warning: kernel " + kernel.name + " runs on the functional model, not the timing model (its time is "
+                    "an estimate): " + incidents.fallback_reason);
+          }
+        }
       }
     }
     if (!timed) result = executor.launch(module, kernel, config, params);
@@ -772,6 +778,13 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     ++*stats_->kernels_cancelled;
     return Result::error(Status::ChannelUnavailable, "Launch: the channel was closed");
   }
+  if (result.status != ptx::LaunchStatus::kSuccess && result.status != ptx::LaunchStatus::kInvalidLaunch) {
+    KernelIncidents& incidents = incidents_of(kernel.name);
+    if (incidents.faults++ == 0) {
+      incidents.first_fault = result.message;
+      if (notice_) notice_("kernel " + kernel.name + " faulted: " + result.message);
+    }
+  }
   switch (result.status) {
     case ptx::LaunchStatus::kSuccess: return Result::ok(printed.size(), dropped);
     case ptx::LaunchStatus::kInvalidLaunch: ++*stats_->invalid_launches; return Result::error(Status::InvalidLaunch, result.message);
@@ -779,6 +792,12 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     case ptx::LaunchStatus::kMisalignedAddress: ++*stats_->kernel_faults; return Result::error(Status::IllegalAddress, result.message);
     default: ++*stats_->kernel_faults; return Result::error(Status::KernelTrap, result.message);
   }
+}
+
+KernelIncidents& CommandProcessor::incidents_of(const std::string& kernel) {
+  const auto [it, fresh] = incident_index_.try_emplace(kernel, incidents_.size());
+  if (fresh) incidents_.push_back(KernelIncidents{kernel, 0, {}, 0, {}});
+  return incidents_[it->second];
 }
 
 CommandProcessor::Result CommandProcessor::prefetch(Context& context, const device::Command& command) {

@@ -9,7 +9,8 @@
 // whose CTA cannot be resident by them (as hardware does), and the CTA scheduler sizes occupancy
 // by them. A kernel told nothing gets registers estimated from its PTX, with one warning per
 // kernel name on stderr; if its CTA does not fit on an SM by that estimate it falls back to the
-// functional model (counted in gpu.command_processor.timing_fallbacks, warned likewise).
+// functional model (counted in gpu.command_processor.timing_fallbacks, listed by incidents(),
+// and told to the notice sink once per kernel name).
 //
 //   command_in  <- bridge::Bridge::command_out    (transactions.h: Command + CommandExtension)
 //   dma_out     -> uvm::PcieLink::device_in        (DMA reads/writes of host memory + DmaExtension)
@@ -26,6 +27,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -38,6 +40,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "gpuvp/device.h"
+#include "models/gpu/command_processor/kernel_incidents.h"
 #include "models/gpu/command_processor/transactions.h"
 #include "models/gpu/ptx/kernel_resources.h"
 #include "models/tlm/trace_observer.h"
@@ -63,6 +66,13 @@ class CommandProcessor : public sc_core::sc_module {
   // Contexts alive now and device bytes mapped by all of them (tests, reports).
   size_t live_contexts() const;
   uint64_t mapped_bytes() const { return mapped_bytes_; }
+
+  // Timing-model fallbacks and faults per kernel name, in order of first occurrence (read while
+  // the simulation does not run).
+  const std::vector<KernelIncidents>& incidents() const { return incidents_; }
+  // Gets one line the first time each kernel name falls back to the functional model and the
+  // first time each faults (the platform prints it on stderr). None by default.
+  void set_notice_sink(std::function<void(const std::string&)> sink) { notice_ = std::move(sink); }
 
  private:
   struct Context;
@@ -120,6 +130,10 @@ class CommandProcessor : public sc_core::sc_module {
   std::set<std::string> warned_kernels_;  // kernel names warn_once has spoken of
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
+  KernelIncidents& incidents_of(const std::string& kernel);
+  std::vector<KernelIncidents> incidents_;
+  std::map<std::string, size_t> incident_index_;  // kernel name -> position in incidents_
+  std::function<void(const std::string&)> notice_;
 };
 
 }  // namespace gpuvp::gpu

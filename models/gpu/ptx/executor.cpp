@@ -704,11 +704,13 @@ class LaunchRun {
   std::string where(const Warp& warp, int lane) const {
     const uint64_t key = warp.current_key;
     const auto& f = program_.functions[key_function(key)];
-    std::string text = "in kernel " + kernel_.name;
+    // Coordinates first: a completion record keeps only the first device::kMessageBytes of a
+    // message, and kernel names (mangled C++) can be long.
+    std::string text = "in CTA " + dim(tls_step.cta->id) + ", thread (" + std::to_string(warp.tid_x[lane]) + "," +
+                       std::to_string(warp.tid_y[lane]) + "," + std::to_string(warp.tid_z[lane]) + ") of kernel " +
+                       kernel_.name;
     if (key_function(key) != kernel_.function_index) text += " (function " + f.name + ")";
-    text += " at " + location(key_function(key), key_pc(key)) + ", CTA " + dim(tls_step.cta->id) + ", thread (" +
-            std::to_string(warp.tid_x[lane]) + "," + std::to_string(warp.tid_y[lane]) + "," +
-            std::to_string(warp.tid_z[lane]) + ")";
+    text += " at " + location(key_function(key), key_pc(key));
     return text;
   }
   [[noreturn]] void fault(const Warp& warp, int lane, LaunchStatus status, const std::string& what) const {
@@ -976,6 +978,7 @@ class LaunchRun {
   }
 
   void load_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, void* out, uint32_t size, const char* what) {
+    address = in_space(space, address);
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, false, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, false, host == nullptr);
@@ -988,6 +991,7 @@ class LaunchRun {
     }
   }
   void store_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, const void* in, uint32_t size, const char* what) {
+    address = in_space(space, address);
     uint64_t global_address = 0;
     uint8_t* host = resolve(warp, lane, space, address, size, true, global_address, what);
     if (options_.memory_observer) observe(warp, lane, space, address, size, true, host == nullptr);
@@ -1011,6 +1015,13 @@ class LaunchRun {
       fault(warp, lane, LaunchStatus::kIllegalAddress,
             std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
     }
+  }
+
+  // .shared addresses are 32 bits wide: their arithmetic wraps at 2^32 as the hardware's does
+  // (optimised code keeps `base - 64` in a 32-bit register and accesses [r+68]). A generic
+  // shared-window address used with .shared keeps its offset (the window is 2^32-aligned).
+  static uint64_t in_space(ir::Space space, uint64_t address) {
+    return space == ir::Space::kShared ? (address & 0xffff'ffffULL) : address;
   }
 
   static uint64_t extend_loaded(uint64_t raw, Type type) {
@@ -1067,13 +1078,13 @@ class LaunchRun {
       const uint64_t* const base_row = row(c, address.index);
       const uint64_t displacement = static_cast<uint64_t>(address.value);
       for_lanes(mask, [&](int lane) {
-        const uint64_t base = base_row[lane] + displacement;
+        const uint64_t base = kGlobal ? base_row[lane] + displacement : (base_row[lane] + displacement) & 0xffff'ffffULL;
         bases[lane] = base;
         plain |= static_cast<uint32_t>(is_plain(base)) << lane;
       });
     } else {
       for_lanes(mask, [&](int lane) {
-        const uint64_t base = operand_address(c, address, lane);
+        const uint64_t base = in_space(inst.space, operand_address(c, address, lane));
         bases[lane] = base;
         plain |= static_cast<uint32_t>(is_plain(base)) << lane;
       });
@@ -1274,7 +1285,8 @@ class LaunchRun {
     uint64_t window = ~uint64_t{0};  // the page window of the last global lane (see load_direct)
     uint8_t* page = nullptr;
     for_lanes(mask, [&](int lane) {
-      const uint64_t base = base_row != nullptr ? base_row[lane] + displacement : operand_address(c, address, lane);
+      const uint64_t base =
+          in_space(inst.space, base_row != nullptr ? base_row[lane] + displacement : operand_address(c, address, lane));
       const uint64_t value = source[lane];
       const bool plain = kGlobal ? ((base & (kBytes - 1)) == 0 && !(base >= kSharedWindow && base < kParamWindow + kWindowBytes))
                                  : ((base & (kBytes - 1)) == 0 && base < shared_size && shared_size - base >= kBytes);
