@@ -169,3 +169,20 @@ GPUVP_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* great
     return cudaSuccess;
   });
 }
+
+// No profiler is attached to the model: starting and stopping profiling succeed and do nothing
+// (gpuvp run --trace records the whole run).
+GPUVP_EXPORT cudaError_t cudaProfilerStart(void) { return with_runtime([](Runtime&) { return cudaSuccess; }); }
+
+GPUVP_EXPORT cudaError_t cudaProfilerStop(void) { return with_runtime([](Runtime&) { return cudaSuccess; }); }
+
+GPUVP_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                enum cudaChannelFormatKind f) {
+  cudaChannelFormatDesc desc;
+  desc.x = x;
+  desc.y = y;
+  desc.z = z;
+  desc.w = w;
+  desc.f = f;
+  return desc;
+}
