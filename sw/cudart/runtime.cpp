@@ -205,10 +205,10 @@ cudaError_t Runtime::ensure_device() {
   if (!cells) return init_error_ = cudaErrorMemoryAllocation;
   queue_cells_ = *cells;
   std::memset(driver_->pointer(queue_cells_), 0, 16 * dev::kQueuesPerChannel);
-  const auto release = driver_->allocate(8 * dev::kQueuesPerChannel, 64);
+  const auto release = driver_->allocate(16 * dev::kQueuesPerChannel, 64);
   if (!release) return init_error_ = cudaErrorMemoryAllocation;
   release_cells_ = *release;
-  std::memset(driver_->pointer(release_cells_), 0, 8 * dev::kQueuesPerChannel);
+  std::memset(driver_->pointer(release_cells_), 0, 16 * dev::kQueuesPerChannel);
   return cudaSuccess;
 }
 
@@ -541,7 +541,6 @@ cudaError_t Runtime::reset() {
   pools_.clear();
   pool_allocations_.clear();
   default_pool_ = MemPool{};
-  default_pool_.is_default = true;
   current_pool_ = &default_pool_;
   std::fill(std::begin(last_on_queue_), std::end(last_on_queue_), 0);
   std::fill(std::begin(queue_signal_), std::end(queue_signal_), 0);
@@ -1772,7 +1771,7 @@ cudaError_t Runtime::launch_host_function(cudaStream_t stream_handle, HostCallba
   if (trigger == 0) return cudaErrorDevicesUnavailable;
   const uint32_t queue = stream->queue;
   const uint64_t value = ++release_value_[queue];
-  if (submit_raw(queue, command(dev::Opcode::SemaphoreWait, release_cells_ + 8 * queue, value),
+  if (submit_raw(queue, command(dev::Opcode::SemaphoreWait, release_cells_ + 16 * queue, value),
                  Pending{0, {0, 0}, 0, "host function"}) == 0) {
     return cudaErrorDevicesUnavailable;
   }
@@ -1809,8 +1808,14 @@ cudaError_t Runtime::run_host_functions(uint64_t before, bool poll) {
       if (callback.host_fn != nullptr) callback.host_fn(callback.user_data);
       if (callback.callback != nullptr) callback.callback(callback.stream, status, callback.user_data);
     });
-    __atomic_store_n(static_cast<uint64_t*>(driver_->pointer(release_cells_ + 8 * callback.queue)),
-                     callback.release_value, __ATOMIC_RELEASE);
+    // The device writes the release value (a SemaphoreSignal on the control queue), so the stream
+    // moves on at a simulated time fixed by the command stream, not by when the host's own write
+    // would happen to be seen.
+    if (submit_raw(kControlQueue,
+                   command(dev::Opcode::SemaphoreSignal, release_cells_ + 16 * callback.queue, callback.release_value),
+                   Pending{0, {0, 0}, 0, "host function"}) == 0) {
+      return cudaErrorDevicesUnavailable;
+    }
   }
   return cudaSuccess;
 }
@@ -1851,7 +1856,7 @@ cudaError_t Runtime::pool_create(cudaMemPool_t* handle, const cudaMemPoolProps* 
 
 cudaError_t Runtime::pool_destroy(cudaMemPool_t handle) {
   MemPool* pool = pool_of(handle);
-  if (pool == nullptr || pool->is_default) return cudaErrorInvalidValue;
+  if (pool == nullptr || pool == &default_pool_) return cudaErrorInvalidValue;
   // Free blocks go back once the work before their frees is done; blocks still allocated stay
   // valid, as ordinary device allocations that cudaFree releases.
   for (const MemPool::FreeBlock& block : pool->free_blocks) {

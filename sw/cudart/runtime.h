@@ -119,7 +119,6 @@ struct MemPool {
   int reuse_allow_internal_dependencies = 1;
   uint64_t reserved_high = 0;
   uint64_t used_high = 0;
-  bool is_default = false;
   uint64_t reserved() const;
   uint64_t used() const;
 };
@@ -327,7 +326,7 @@ class Runtime {
   std::map<std::thread::id, std::unique_ptr<Stream>> per_thread_streams_;
   unsigned long long next_stream_id_ = 1;
   std::deque<HostCallback> host_callbacks_;       // queued, not yet run; in submission order
-  uint64_t release_cells_ = 0;                    // host address: one u64 release cell per queue
+  uint64_t release_cells_ = 0;                    // host address: one {value, ps} release cell per queue
   uint64_t release_value_[device::kQueuesPerChannel] = {};
   std::unique_ptr<CallbackThread> callback_thread_;
   MemPool default_pool_;
