@@ -19,8 +19,20 @@ GPUVP_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
   return with_device([&](Runtime& runtime) { return runtime.malloc_host(ptr, bytes); });
 }
 
-GPUVP_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int) {
-  return with_device([&](Runtime& runtime) { return runtime.malloc_host(ptr, bytes); });
+GPUVP_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags) {
+  return with_device([&](Runtime& runtime) { return runtime.malloc_host(ptr, bytes, flags); });
+}
+
+GPUVP_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned int flags) {
+  return with_device([&](Runtime& runtime) { return runtime.host_register(ptr, bytes, flags); });
+}
+
+GPUVP_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
+  return with_device([&](Runtime& runtime) { return runtime.host_unregister(ptr); });
+}
+
+GPUVP_EXPORT cudaError_t cudaHostGetFlags(unsigned int* flags, void* ptr) {
+  return with_device([&](Runtime& runtime) { return runtime.host_flags(flags, ptr); });
 }
 
 GPUVP_EXPORT cudaError_t cudaFreeHost(void* ptr) {

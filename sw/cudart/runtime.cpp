@@ -347,7 +347,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrCooperativeLaunch: v = 0; break;  // cudaLaunchCooperativeKernel is not implemented
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = clamp(shared_per_block_optin(d)); break;
     case cudaDevAttrCanFlushRemoteWrites: v = 0; break;
-    case cudaDevAttrHostRegisterSupported: v = 0; break;  // cudaHostRegister is not implemented
+    case cudaDevAttrHostRegisterSupported: v = 1; break;  // cudaHostRegister (copies are staged)
     case cudaDevAttrPageableMemoryAccessUsesHostPageTables: v = 0; break;
     case cudaDevAttrDirectManagedMemAccessFromHost: v = 0; break;
     case cudaDevAttrMaxBlocksPerMultiprocessor: v = static_cast<int>(d.max_ctas_per_sm); break;
@@ -532,6 +532,8 @@ cudaError_t Runtime::reset() {
   for (auto& entry : variables_) entry.second->resolved = false;
   allocations_.clear();
   host_allocations_.clear();
+  host_alloc_flags_.clear();
+  registered_.clear();
   host_pages_.clear();
   pending_.clear();
   streams_.clear();
@@ -851,19 +853,74 @@ cudaError_t Runtime::malloc_device(void** ptr, std::size_t bytes) {
   return cudaSuccess;
 }
 
-cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes) {
+cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) {
   if (ptr == nullptr) return cudaErrorInvalidValue;
+  constexpr unsigned kKnownFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+  if ((flags & ~kKnownFlags) != 0) return cudaErrorInvalidValue;
   const auto address = driver_->allocate(bytes == 0 ? 1 : bytes, 4096);
-  if (!address) {
+  if (address) {
+    host_allocations_[*address] = bytes;
+    *ptr = driver_->pointer(*address);
+    host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
+    return cudaSuccess;
+  }
+  // The window is full: ordinary host memory works for every copy (staged through the window),
+  // only slower and synchronous. Said once.
+  void* host = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (host == MAP_FAILED) return cudaErrorMemoryAllocation;
+  if (!pageable_pinned_logged_) {
+    pageable_pinned_logged_ = true;
     std::fprintf(stderr,
-                 "gpuvp: pinned host memory is limited to the channel's DMA window (%llu of %llu bytes in use)\n",
+                 "gpuvp: pinned host memory beyond the channel's DMA window (%llu of %llu bytes in use) is pageable "
+                 "memory: copies from and to it are staged through the window and synchronous\n",
                  static_cast<unsigned long long>(driver_->window_used()),
                  static_cast<unsigned long long>(driver_->window_capacity()));
-    return cudaErrorMemoryAllocation;
   }
-  host_allocations_[*address] = bytes;
-  *ptr = driver_->pointer(*address);
+  pageable_pinned_[to_address(host)] = bytes;
+  host_alloc_flags_[to_address(host)] = HostRange{bytes, flags};
+  *ptr = host;
   return cudaSuccess;
+}
+
+cudaError_t Runtime::host_register(void* ptr, std::size_t bytes, unsigned flags) {
+  if (ptr == nullptr || bytes == 0) return cudaErrorInvalidValue;
+  constexpr unsigned kKnownFlags =
+      cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+  if ((flags & ~kKnownFlags) != 0) return cudaErrorInvalidValue;
+  if ((flags & (cudaHostRegisterIoMemory | cudaHostRegisterReadOnly)) != 0) return cudaErrorNotSupported;
+  const uint64_t lo = to_address(ptr);
+  // Overlapping an existing registration (or pinned allocation) is an error, as in CUDA.
+  auto overlaps = [&](const std::map<uint64_t, HostRange>& ranges) {
+    auto it = ranges.upper_bound(lo + bytes - 1);
+    if (it == ranges.begin()) return false;
+    --it;
+    return it->first + std::max<uint64_t>(it->second.bytes, 1) > lo;
+  };
+  if (overlaps(registered_) || overlaps(host_alloc_flags_)) return cudaErrorHostMemoryAlreadyRegistered;
+  // Registration changes nothing for the copies: pageable memory is staged through the window.
+  registered_[lo] = HostRange{bytes, flags};
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_unregister(void* ptr) {
+  const auto it = registered_.find(to_address(ptr));
+  if (ptr == nullptr || it == registered_.end()) return cudaErrorHostMemoryNotRegistered;
+  registered_.erase(it);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_flags(unsigned* flags, void* ptr) {
+  if (flags == nullptr || ptr == nullptr) return cudaErrorInvalidValue;
+  for (const auto* ranges : {&host_alloc_flags_, &registered_}) {
+    auto it = ranges->upper_bound(to_address(ptr));
+    if (it == ranges->begin()) continue;
+    --it;
+    if (to_address(ptr) - it->first < std::max<uint64_t>(it->second.bytes, 1)) {
+      *flags = it->second.flags;
+      return cudaSuccess;
+    }
+  }
+  return cudaErrorInvalidValue;
 }
 
 void Runtime::register_managed_variable(void** handle, void** slot, const char* device_name, std::size_t size) {
@@ -1256,10 +1313,18 @@ cudaError_t Runtime::free_device(void* ptr) {
 
 cudaError_t Runtime::free_host(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  if (const auto pageable = pageable_pinned_.find(to_address(ptr)); pageable != pageable_pinned_.end()) {
+    if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+    ::munmap(ptr, pageable->second);
+    pageable_pinned_.erase(pageable);
+    host_alloc_flags_.erase(to_address(ptr));
+    return cudaSuccess;
+  }
   const auto address = driver_->host_address(ptr);
   if (!address || host_allocations_.count(*address) == 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
   host_allocations_.erase(*address);
+  host_alloc_flags_.erase(to_address(ptr));
   driver_->release(*address);
   return cudaSuccess;
 }
@@ -1377,6 +1442,7 @@ cudaError_t Runtime::prefetch(const void* ptr, std::size_t bytes, bool to_device
 cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return cudaErrorInvalidValue;
   std::memset(attributes, 0, sizeof *attributes);
+  unsigned flags_unused = 0;
   bool managed = false;
   for_managed_in(to_address(ptr), to_address(ptr) + 1, [&](uint64_t, uint64_t, const Allocation&) { managed = true; });
   if (managed) {
@@ -1386,7 +1452,7 @@ cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const
   } else if (is_device_range(to_address(ptr), 1)) {
     attributes->type = cudaMemoryTypeDevice;
     attributes->devicePointer = const_cast<void*>(ptr);
-  } else if (driver_->host_address(ptr)) {
+  } else if (driver_->host_address(ptr) || host_flags(&flags_unused, const_cast<void*>(ptr)) == cudaSuccess) {
     attributes->type = cudaMemoryTypeHost;
     attributes->hostPointer = const_cast<void*>(ptr);
   } else {

@@ -174,7 +174,12 @@ class Runtime {
 
   // ---- Memory.
   cudaError_t malloc_device(void** ptr, std::size_t bytes);
-  cudaError_t malloc_host(void** ptr, std::size_t bytes);
+  // Pinned host memory from the channel's DMA window; beyond what the window holds, pageable
+  // memory (said once on stderr: copies from it are staged through the window, synchronously).
+  cudaError_t malloc_host(void** ptr, std::size_t bytes, unsigned flags = 0);
+  cudaError_t host_register(void* ptr, std::size_t bytes, unsigned flags);
+  cudaError_t host_unregister(void* ptr);
+  cudaError_t host_flags(unsigned* flags, void* ptr);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -317,6 +322,14 @@ class Runtime {
 
   std::map<uint64_t, Allocation> allocations_;     // device address -> allocation
   std::map<uint64_t, uint64_t> host_allocations_;  // host address -> bytes (pinned)
+  struct HostRange {
+    uint64_t bytes = 0;
+    unsigned flags = 0;
+  };
+  std::map<uint64_t, HostRange> host_alloc_flags_;  // pointer -> cudaHostAlloc's flags (window or pageable)
+  std::map<uint64_t, uint64_t> pageable_pinned_;     // pointer -> bytes: cudaMallocHost beyond the window
+  std::map<uint64_t, HostRange> registered_;        // pointer -> cudaHostRegister range
+  bool pageable_pinned_logged_ = false;
   std::map<uint64_t, Pending> pending_;            // sequence -> pending op
   uint64_t last_on_queue_[device::kQueuesPerChannel] = {};
   uint64_t queue_cells_ = 0;                       // host address: one {value, ps} per queue

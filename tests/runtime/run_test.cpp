@@ -249,6 +249,8 @@ TEST(GpuvpRun, EveryDeviceAttributeAnswersFromThePreset) {
       {"cudaDevAttrAsyncEngineCount", 1},
       {"cudaDevAttrCooperativeLaunch", 0},                   // not implemented: programs waive it
       {"cudaDevAttrIntegrated", 0},
+      {"cudaDevAttrHostRegisterSupported", 1},
+      {"cudaDevAttrCanMapHostMemory", 0},                    // cudaHostGetDevicePointer: not implemented
   };
   for (const auto& [name, value] : expected) {
     ASSERT_EQ(a.values.count(name), 1u) << name;
@@ -301,6 +303,14 @@ TEST(GpuvpRun, StreamOrderedAllocation) {
   const ProcessResult r = gpuvp_run({kPrograms + "/mem_pools"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS mem_pools"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, PinnedAndRegisteredHostMemory) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/pinned_memory"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS pinned_memory"), std::string::npos) << describe(r);
+  // Beyond the DMA window, pinned memory is pageable: said once.
+  EXPECT_NE(r.err.find("is pageable memory"), std::string::npos) << describe(r);
 }
 
 TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
