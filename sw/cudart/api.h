@@ -30,6 +30,7 @@ cudaError_t with_runtime(Body&& body) {
 }
 
 inline cudaError_t not_supported(const char* name) {
+  if (CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   runtime.log_unsupported(name);

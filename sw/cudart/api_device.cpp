@@ -36,12 +36,14 @@ GPUVP_EXPORT const char* cudaGetErrorString(cudaError_t error) {
 }
 
 GPUVP_EXPORT cudaError_t cudaGetLastError(void) {
+  if (gpuvp::cudart::CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   return runtime.take_last_error();
 }
 
 GPUVP_EXPORT cudaError_t cudaPeekAtLastError(void) {
+  if (gpuvp::cudart::CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   return runtime.peek_last_error();

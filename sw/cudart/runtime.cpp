@@ -2082,6 +2082,7 @@ cudaError_t Runtime::pool_attribute(MemPool& pool, cudaMemPoolAttr attr, void* v
 namespace gpuvp::cudart {
 
 int report_unimplemented(const char* name) {
+  if (CallbackThread::on_callback_thread()) return static_cast<int>(cudaErrorNotPermitted);
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   runtime.log_unsupported(name);

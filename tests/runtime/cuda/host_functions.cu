@@ -69,6 +69,8 @@ void CUDART_CB first(void*) {
   // CUDA calls from a host function are refused.
   void* p = nullptr;
   if (cudaMalloc(&p, 16) != cudaErrorNotPermitted) fail("cudaMalloc inside a host function was not refused");
+  if (cudaGetLastError() != cudaErrorNotPermitted) fail("cudaGetLastError inside a host function was not refused");
+  if (cudaGraphCreate(nullptr, 0) != cudaErrorNotPermitted) fail("cudaGraphCreate inside a host function was not refused");
   // The stream's next copy must read these values: it waits for this function.
   for (int i = 0; i < kN; ++i) g_source[i] = 7 * i;
   g_first_ran = true;
