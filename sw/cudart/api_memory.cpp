@@ -321,3 +321,53 @@ GPUVP_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
     return runtime.set_current_pool(pool);
   });
 }
+
+// The pools of a memory location (CUDA 13): device 0's pinned device memory only.
+namespace {
+
+cudaError_t device_location(const cudaMemLocation* location, cudaMemAllocationType type) {
+  if (location == nullptr || type != cudaMemAllocationTypePinned) return cudaErrorInvalidValue;
+  if (location->type == cudaMemLocationTypeHost || location->type == cudaMemLocationTypeHostNuma ||
+      location->type == cudaMemLocationTypeHostNumaCurrent) {
+    return cudaErrorNotSupported;  // host memory pools
+  }
+  if (location->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
+  return location->id == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+}  // namespace
+
+GPUVP_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* pool, cudaMemLocation* location,
+                                                  cudaMemAllocationType type) {
+  return with_device([&](Runtime& runtime) {
+    if (pool == nullptr) return cudaErrorInvalidValue;
+    if (const cudaError_t e = device_location(location, type); e != cudaSuccess) return e;
+    *pool = reinterpret_cast<cudaMemPool_t>(runtime.default_pool());
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t* pool, cudaMemLocation* location, cudaMemAllocationType type) {
+  return with_device([&](Runtime& runtime) {
+    if (pool == nullptr) return cudaErrorInvalidValue;
+    if (const cudaError_t e = device_location(location, type); e != cudaSuccess) return e;
+    *pool = reinterpret_cast<cudaMemPool_t>(runtime.current_pool());
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type, cudaMemPool_t pool) {
+  return with_device([&](Runtime& runtime) {
+    if (const cudaError_t e = device_location(location, type); e != cudaSuccess) return e;
+    return runtime.set_current_pool(pool);
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void* ptr, size_t bytes, unsigned int flags) {
+  return with_device([&](Runtime& runtime) { return runtime.attach_memory(stream, ptr, bytes, flags); });
+}
+
+GPUVP_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* ptr, size_t bytes,
+                                                       unsigned int flags) {
+  return cudaStreamAttachMemAsync(Runtime::per_thread(stream), ptr, bytes, flags);
+}

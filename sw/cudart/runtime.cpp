@@ -1464,6 +1464,17 @@ cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const
   return cudaSuccess;
 }
 
+cudaError_t Runtime::attach_memory(cudaStream_t stream_handle, void* ptr, std::size_t bytes, unsigned flags) {
+  if (stream_of(stream_handle) == nullptr) return cudaErrorInvalidResourceHandle;
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle) {
+    return cudaErrorInvalidValue;
+  }
+  const auto it = allocations_.find(to_address(ptr));
+  if (it == allocations_.end() || !it->second.managed) return cudaErrorInvalidValue;
+  if (bytes != 0 && bytes != it->second.bytes) return cudaErrorInvalidValue;  // all of it, as CUDA requires
+  return cudaSuccess;
+}
+
 cudaError_t Runtime::mem_info(std::size_t* free_bytes, std::size_t* total_bytes) {
   uint64_t used = 0;
   for (const auto& entry : allocations_) used += entry.second.bytes;

@@ -199,6 +199,9 @@ class Runtime {
   bool host_fault(uint64_t address, bool write);
   cudaError_t pointer_attributes(cudaPointerAttributes* attributes, const void* ptr);
   cudaError_t mem_info(std::size_t* free_bytes, std::size_t* total_bytes);
+  // cudaStreamAttachMemAsync: checks the stream, range and flags. Host access to managed memory
+  // is page-fault driven whatever the attachment, so it changes nothing else.
+  cudaError_t attach_memory(cudaStream_t stream, void* ptr, std::size_t bytes, unsigned flags);
 
   // ---- Launch.
   cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream);

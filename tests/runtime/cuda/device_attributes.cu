@@ -174,6 +174,25 @@ int main() {
   EXPECT_CUDA(cudaDeviceGetAttribute(&value, cudaDevAttrComputeMode, -1), cudaErrorInvalidDevice);
   EXPECT_CUDA(cudaGetDeviceProperties(nullptr, 0), cudaErrorInvalidValue);
   EXPECT_CUDA(cudaGetDeviceProperties(&prop, 1), cudaErrorInvalidDevice);
+  // The PCI address agrees with the attributes, and finds the device again.
+  char bus_id[32] = {};
+  EXPECT_CUDA(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0), cudaSuccess);
+  char expected_id[32];
+  std::snprintf(expected_id, sizeof expected_id, "%04x:%02x:%02x.0", value_of(cudaDevAttrPciDomainId),
+                value_of(cudaDevAttrPciBusId), value_of(cudaDevAttrPciDeviceId));
+  if (std::strcmp(bus_id, expected_id) != 0) {
+    std::printf("FAIL cudaDeviceGetPCIBusId = %s, the attributes say %s\n", bus_id, expected_id);
+    return 1;
+  }
+  int found = -1;
+  EXPECT_CUDA(cudaDeviceGetByPCIBusId(&found, bus_id), cudaSuccess);
+  if (found != 0) return 1;
+  EXPECT_CUDA(cudaDeviceGetByPCIBusId(&found, "0000:7f:00.0"), cudaErrorInvalidDevice);
+  EXPECT_CUDA(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 1), cudaErrorInvalidDevice);
+  int can_access = -1;
+  EXPECT_CUDA(cudaDeviceCanAccessPeer(&can_access, 0, 0), cudaSuccess);
+  if (can_access != 0) return 1;
+  EXPECT_CUDA(cudaDeviceCanAccessPeer(&can_access, 0, 1), cudaErrorInvalidDevice);
   EXPECT_CUDA(cudaGetLastError(), cudaErrorInvalidDevice);
   std::printf("PASS device_attributes: %zu attributes\n", sizeof kAttributes / sizeof kAttributes[0]);
   return 0;

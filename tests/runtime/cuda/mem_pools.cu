@@ -138,6 +138,31 @@ int main() {
   EXPECT_CUDA(cudaDeviceGetMemPool(&current, 0), cudaSuccess);
   EXPECT_TRUE(current == pool);  // destroying the current pool makes the default current again
 
+  // The pools of a memory location (CUDA 13's form of the same queries).
+  cudaMemLocation location = {};
+  location.type = cudaMemLocationTypeDevice;
+  location.id = 0;
+  cudaMemPool_t by_location = nullptr;
+  EXPECT_CUDA(cudaMemGetDefaultMemPool(&by_location, &location, cudaMemAllocationTypePinned), cudaSuccess);
+  EXPECT_TRUE(by_location == pool);
+  EXPECT_CUDA(cudaMemGetMemPool(&by_location, &location, cudaMemAllocationTypePinned), cudaSuccess);
+  EXPECT_TRUE(by_location == pool);
+  location.id = 3;
+  EXPECT_CUDA(cudaMemGetMemPool(&by_location, &location, cudaMemAllocationTypePinned), cudaErrorInvalidDevice);
+
+  // Managed memory attached to a stream: the kernel's results are seen by the host.
+  int* managed = nullptr;
+  EXPECT_CUDA(cudaMallocManaged(&managed, bytes, cudaMemAttachGlobal), cudaSuccess);
+  EXPECT_CUDA(cudaStreamAttachMemAsync(s1, managed, 0, cudaMemAttachSingle), cudaSuccess);
+  iota<<<blocks, 256, 0, s1>>>(managed, 40, n);
+  EXPECT_CUDA(cudaStreamAttachMemAsync(s1, managed, bytes, cudaMemAttachHost), cudaSuccess);
+  EXPECT_CUDA(cudaStreamSynchronize(s1), cudaSuccess);
+  EXPECT_TRUE(managed[0] == 40 && managed[n - 1] == 40 + n - 1);
+  EXPECT_CUDA(cudaStreamAttachMemAsync(s1, managed, bytes / 2, cudaMemAttachHost), cudaErrorInvalidValue);
+  EXPECT_CUDA(cudaStreamAttachMemAsync(s1, managed, 0, 3), cudaErrorInvalidValue);
+  EXPECT_CUDA(cudaStreamAttachMemAsync(s1, b, 0, cudaMemAttachHost), cudaErrorInvalidValue);  // not managed
+  EXPECT_CUDA(cudaFree(managed), cudaSuccess);
+
   // Bad input.
   EXPECT_CUDA(cudaMallocAsync(nullptr, bytes, s1), cudaErrorInvalidValue);
   int* h = nullptr;
