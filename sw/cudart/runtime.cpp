@@ -66,6 +66,14 @@ Runtime& Runtime::instance() {
 }
 
 Runtime::~Runtime() {
+  if (progress_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> stop(progress_mutex_);
+      progress_stopping_ = true;
+    }
+    progress_stop_.notify_all();
+    progress_thread_.join();
+  }
   // At exit: flush outstanding device printf, then say goodbye (the driver's destructor).
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (driver_ != nullptr && sticky_ != cudaErrorDevicesUnavailable) synchronize();
@@ -573,6 +581,7 @@ uint64_t Runtime::submit_raw(uint32_t queue, dev::Command cmd, Pending pending) 
     }
     return 0;
   }
+  ++activity_;
   pending.queue = queue;
   pending_[sequence] = std::move(pending);
   last_on_queue_[queue] = sequence;
@@ -690,6 +699,7 @@ cudaError_t Runtime::wait_for(uint64_t sequence) {
 }
 
 cudaError_t Runtime::wait_without_host_functions(uint64_t sequence) {
+  ++activity_;
   if (sequence == 0) return sticky_ != cudaSuccess ? sticky_ : cudaErrorDevicesUnavailable;
   reap();
   if (pending_.count(sequence) == 0) return cudaSuccess;
@@ -1643,6 +1653,7 @@ cudaError_t Runtime::stream_query(cudaStream_t stream_handle) {
 }
 
 cudaError_t Runtime::query(uint64_t sequence) {
+  ++activity_;
   reap();
   if (sequence == 0 || pending_.count(sequence) == 0) return cudaSuccess;
   if (!host_callbacks_.empty()) {
@@ -1856,7 +1867,35 @@ cudaError_t Runtime::launch_host_function(cudaStream_t stream_handle, HostCallba
   callback.queue = queue;
   callback.release_value = value;
   host_callbacks_.push_back(callback);
+  if (!progress_thread_.joinable()) progress_thread_ = std::thread([this] { progress_loop(); });
   return cudaSuccess;
+}
+
+void Runtime::progress_loop() {
+  constexpr auto kProgressTick = std::chrono::milliseconds(50);
+  uint64_t seen = ~uint64_t{0};
+  std::unique_lock<std::mutex> stop(progress_mutex_);
+  while (!progress_stop_.wait_for(stop, kProgressTick, [&] { return progress_stopping_; })) {
+    std::unique_lock<std::recursive_mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) continue;  // a program thread is in the runtime: it makes progress
+    if (host_callbacks_.empty() || driver_ == nullptr) {
+      seen = ~uint64_t{0};
+      continue;
+    }
+    if (activity_ != seen) {  // the program submitted or waited since the last tick
+      seen = activity_;
+      continue;
+    }
+    if (!progress_logged_) {
+      progress_logged_ = true;
+      std::fprintf(stderr,
+                   "gpuvp: host functions are queued and the program has stopped calling CUDA: the runtime waits "
+                   "for them itself (simulated time then depends on when the program calls again)\n");
+    }
+    const cudaError_t error = run_host_functions(UINT64_MAX, false);
+    if (error != cudaSuccess && !is_sticky(error) && deferred_ == cudaSuccess) deferred_ = error;
+    seen = activity_;
+  }
 }
 
 cudaError_t Runtime::run_host_functions(uint64_t before, bool poll) {

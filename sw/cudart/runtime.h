@@ -345,6 +345,17 @@ class Runtime {
   uint64_t release_cells_ = 0;                    // host address: one {value, ps} release cell per queue
   uint64_t release_value_[device::kQueuesPerChannel] = {};
   std::unique_ptr<CallbackThread> callback_thread_;
+  // Host functions must run even when the program never waits on the device (it may wait for
+  // them on a host barrier): once host functions are queued, this thread checks every
+  // kProgressTick whether the program has submitted or waited since the last check; if not, it
+  // waits for them itself (said once on stderr: simulated time then depends on when).
+  void progress_loop();
+  std::thread progress_thread_;
+  std::mutex progress_mutex_;
+  std::condition_variable progress_stop_;
+  bool progress_stopping_ = false;
+  uint64_t activity_ = 0;  // submissions and waits, counted while the runtime is locked
+  bool progress_logged_ = false;
   MemPool default_pool_;
   MemPool* current_pool_ = &default_pool_;
   std::map<MemPool*, std::unique_ptr<MemPool>> pools_;  // created pools

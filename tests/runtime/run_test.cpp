@@ -299,6 +299,16 @@ TEST(GpuvpRun, HostFunctionsRunInStreamOrderDeterministically) {
   }
 }
 
+// A program that waits for its host functions on a host barrier, never on the device (the CUDA
+// samples' callback program does): the runtime waits for them itself, and says so.
+TEST(GpuvpRun, HostFunctionsRunWhenTheProgramOnlyWaitsOnTheHost) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/host_function_barrier"}, seconds(180));
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS host_function_barrier: 6 workloads"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("has stopped calling CUDA"), std::string::npos) << describe(r);
+}
+
 TEST(GpuvpRun, StreamOrderedAllocation) {
   const ProcessResult r = gpuvp_run({kPrograms + "/mem_pools"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
