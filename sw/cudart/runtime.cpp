@@ -1497,14 +1497,20 @@ cudaError_t Runtime::mem_info(std::size_t* free_bytes, std::size_t* total_bytes)
 // ---------------------------------------------------------------------------------------------
 // Launch.
 
+std::vector<Runtime::LaunchConfig>& Runtime::configurations() {
+  thread_local std::vector<LaunchConfig> pushed;
+  return pushed;
+}
+
 void Runtime::push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream) {
-  configurations_.push_back(LaunchConfig{grid, block, shared, stream});
+  configurations().push_back(LaunchConfig{grid, block, shared, stream});
 }
 
 cudaError_t Runtime::pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream) {
-  if (configurations_.empty()) return cudaErrorMissingConfiguration;
-  const LaunchConfig config = configurations_.back();
-  configurations_.pop_back();
+  std::vector<LaunchConfig>& pushed = configurations();
+  if (pushed.empty()) return cudaErrorMissingConfiguration;
+  const LaunchConfig config = pushed.back();
+  pushed.pop_back();
   if (grid != nullptr) *grid = config.grid;
   if (block != nullptr) *block = config.block;
   if (shared != nullptr) *shared = config.shared;

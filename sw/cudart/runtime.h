@@ -314,7 +314,9 @@ class Runtime {
     std::size_t shared = 0;
     void* stream = nullptr;
   };
-  std::vector<LaunchConfig> configurations_;
+  // The <<<...>>> configurations pushed and not yet popped, per host thread: threads launching
+  // at the same time must each pop their own.
+  std::vector<LaunchConfig>& configurations();
 
   cudaError_t last_error_ = cudaSuccess;
   cudaError_t sticky_ = cudaSuccess;

@@ -34,9 +34,20 @@ std::vector<std::thread> g_postprocessors;
 
 void postprocess(Workload* w) {
   w->success = true;
-  for (int i = 0; i < kElements; ++i) w->success = w->success && w->host[i] == w->id + i + 1;
-  w->success = w->success && cudaFree(w->device) == cudaSuccess && cudaFreeHost(w->host) == cudaSuccess &&
-               cudaStreamDestroy(w->stream) == cudaSuccess;
+  for (int i = 0; i < kElements && w->success; ++i) {
+    if (w->host[i] != w->id + i + 1) {
+      std::printf("FAIL workload %d element %d = %d, expected %d\n", w->id, i, w->host[i], w->id + i + 1);
+      w->success = false;
+    }
+  }
+  const cudaError_t freed = cudaFree(w->device);
+  const cudaError_t freed_host = cudaFreeHost(w->host);
+  const cudaError_t destroyed = cudaStreamDestroy(w->stream);
+  if (freed != cudaSuccess || freed_host != cudaSuccess || destroyed != cudaSuccess) {
+    std::printf("FAIL workload %d: cudaFree %s, cudaFreeHost %s, cudaStreamDestroy %s\n", w->id,
+                cudaGetErrorName(freed), cudaGetErrorName(freed_host), cudaGetErrorName(destroyed));
+    w->success = false;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   ++g_finished;
   g_done.notify_all();
