@@ -70,6 +70,10 @@ int main() {
   first.join();
   second.join();
   EXPECT_CUDA(cudaProfilerStop(), cudaSuccess);
+  // A per-thread variant of a function gpuvp does not implement names itself and says so.
+  EXPECT_CUDA(cudaMemcpy2D(nullptr, 0, nullptr, 0, 0, 0, cudaMemcpyHostToDevice), cudaErrorNotSupported);
+  EXPECT_CUDA(cudaMemcpy2D(nullptr, 0, nullptr, 0, 0, 0, cudaMemcpyHostToDevice), cudaErrorNotSupported);
+  EXPECT_CUDA(cudaGetLastError(), cudaErrorNotSupported);
   EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
   if (failures[0] != 0 || failures[1] != 0) {
     std::printf("FAIL per-thread default streams computed wrong results\n");
