@@ -1905,39 +1905,66 @@ void Runtime::progress_loop() {
 }
 
 cudaError_t Runtime::run_host_functions(uint64_t before, bool poll) {
-  while (!host_callbacks_.empty() && host_callbacks_.front().trigger < before) {
-    const HostCallback callback = host_callbacks_.front();
+  bool polled = false;
+  for (;;) {
+    reap();
+    if (host_callbacks_.empty() || host_callbacks_.front().trigger >= before) return cudaSuccess;
+    // Run every host function (queued before `before`) whose marker has completed, oldest first.
+    // One queued later on a queue never completes before an earlier one of the same queue has run
+    // (that one's semaphore holds the queue).
+    auto ready = host_callbacks_.end();
+    bool several_queues = false;
+    for (auto it = host_callbacks_.begin(); it != host_callbacks_.end() && it->trigger < before; ++it) {
+      several_queues = several_queues || it->queue != host_callbacks_.front().queue;
+      if (ready == host_callbacks_.end() && pending_.count(it->trigger) == 0) ready = it;
+    }
+    if (ready != host_callbacks_.end()) {
+      const HostCallback callback = *ready;
+      host_callbacks_.erase(ready);
+      if (const cudaError_t e = run_host_function(callback); e != cudaSuccess) return e;
+      continue;
+    }
+    // None is ready: let the device run. The oldest one's marker is waited for; when host
+    // functions of several queues wait, in steps of at most one query quantum, so that each runs
+    // within a quantum of its marker rather than behind older ones of other streams.
+    const uint64_t oldest = host_callbacks_.front().trigger;
     if (poll) {
-      reap();
-      if (pending_.count(callback.trigger) != 0) {
-        driver_->query(callback.trigger);
-        if (!driver_->alive()) return wait_without_host_functions(callback.trigger);
-        reap();
-        if (pending_.count(callback.trigger) != 0) return cudaErrorNotReady;
-      }
-    } else if (const cudaError_t e = wait_without_host_functions(callback.trigger); e != cudaSuccess) {
-      if (sticky_ == cudaErrorDevicesUnavailable) {
+      if (polled) return cudaErrorNotReady;  // a query lets time run for one quantum, no more
+      polled = true;
+    }
+    if (poll || several_queues) {
+      driver_->query(oldest);
+      if (!driver_->alive()) {
         host_callbacks_.clear();  // nothing will run on the device any more
+        return wait_without_host_functions(oldest);
+      }
+      continue;
+    }
+    if (const cudaError_t e = wait_without_host_functions(oldest); e != cudaSuccess) {
+      if (sticky_ == cudaErrorDevicesUnavailable) {
+        host_callbacks_.clear();
         return e;
       }
     }
-    host_callbacks_.pop_front();
-    // Simulated time stands still while the host function runs: the platform advances it only
-    // while this client waits, and it waits for nothing until the release value is written.
-    if (callback_thread_ == nullptr) callback_thread_ = std::make_unique<CallbackThread>();
-    const cudaError_t status = sticky_;
-    callback_thread_->run([&] {
-      if (callback.host_fn != nullptr) callback.host_fn(callback.user_data);
-      if (callback.callback != nullptr) callback.callback(callback.stream, status, callback.user_data);
-    });
-    // The device writes the release value (a SemaphoreSignal on the control queue), so the stream
-    // moves on at a simulated time fixed by the command stream, not by when the host's own write
-    // would happen to be seen.
-    if (submit_raw(kControlQueue,
-                   command(dev::Opcode::SemaphoreSignal, release_cells_ + 16 * callback.queue, callback.release_value),
-                   Pending{0, {0, 0}, 0, "host function"}) == 0) {
-      return cudaErrorDevicesUnavailable;
-    }
+  }
+}
+
+cudaError_t Runtime::run_host_function(const HostCallback& callback) {
+  // Simulated time stands still while the host function runs: the platform advances it only
+  // while this client waits, and it waits for nothing until the release value is written.
+  if (callback_thread_ == nullptr) callback_thread_ = std::make_unique<CallbackThread>();
+  const cudaError_t status = sticky_;
+  callback_thread_->run([&] {
+    if (callback.host_fn != nullptr) callback.host_fn(callback.user_data);
+    if (callback.callback != nullptr) callback.callback(callback.stream, status, callback.user_data);
+  });
+  // The device writes the release value (a SemaphoreSignal on the control queue), so the stream
+  // moves on at a simulated time fixed by the command stream, not by when the host's own write
+  // would happen to be seen.
+  if (submit_raw(kControlQueue,
+                 command(dev::Opcode::SemaphoreSignal, release_cells_ + 16 * callback.queue, callback.release_value),
+                 Pending{0, {0, 0}, 0, "host function"}) == 0) {
+    return cudaErrorDevicesUnavailable;
   }
   return cudaSuccess;
 }

@@ -254,11 +254,12 @@ class Runtime {
   // first, in submission order (run_host_functions).
   cudaError_t wait_for(uint64_t sequence);
   cudaError_t wait_without_host_functions(uint64_t sequence);
-  // Runs the host functions queued before `before` (every one for UINT64_MAX), oldest first, each
-  // once its marker has completed: waits for the marker, or, when `poll`, only queries it
-  // (cudaErrorNotReady when one is still unfinished). Dependencies only ever point from earlier
-  // submissions to later ones, so the oldest one's marker can always complete.
+  // Runs the host functions queued before `before` (every one for UINT64_MAX), each once its
+  // marker has completed, letting the device run meanwhile; when `poll`, for at most one query
+  // quantum (cudaErrorNotReady when one is still unfinished then). Dependencies only ever point
+  // from earlier submissions to later ones, so the oldest one's marker can always complete.
   cudaError_t run_host_functions(uint64_t before, bool poll);
+  cudaError_t run_host_function(const HostCallback& callback);
   Stream& per_thread_stream();
   // Unmaps the pool's free blocks that no queued work may still use, down to `keep_bytes` kept.
   void release_pool_blocks(MemPool& pool, uint64_t keep_bytes);

@@ -178,6 +178,29 @@ int main() {
     fail("host functions ran out of stream order");
   }
 
+  // Across streams, host functions run in the order their streams reach them: the one behind a
+  // short kernel, queued second, runs before the one behind a long kernel, queued first.
+  std::atomic<int> next{0};
+  int long_at = -1, short_at = -1;
+  struct Mark {
+    std::atomic<int>* next;
+    int* at;
+  } long_mark{&next, &long_at}, short_mark{&next, &short_at};
+  auto record = [](void* data) {
+    Mark* mark = static_cast<Mark*>(data);
+    *mark->at = mark->next->fetch_add(1);
+  };
+  slow_add<<<blocks, 256, 0, a>>>(d_a, 0, kN, 400);
+  EXPECT_CUDA(cudaLaunchHostFunc(a, record, &long_mark), cudaSuccess);
+  add<<<1, 32, 0, b>>>(d_b, 0, 32);
+  EXPECT_CUDA(cudaLaunchHostFunc(b, record, &short_mark), cudaSuccess);
+  EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+  if (!(short_at == 0 && long_at == 1)) {
+    std::printf("FAIL the host function behind the short kernel ran at %d, behind the long one at %d\n", short_at,
+                long_at);
+    ++g_failures;
+  }
+
   // Bad input.
   EXPECT_CUDA(cudaLaunchHostFunc(a, nullptr, nullptr), cudaErrorInvalidValue);
   EXPECT_CUDA(cudaStreamAddCallback(a, nullptr, nullptr, 0), cudaErrorInvalidValue);
