@@ -328,7 +328,8 @@ TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   const ProcessResult symbols = run({"nm", "-D", "--undefined-only", kPrograms + "/per_thread_stream"}, seconds(60));
   ASSERT_EQ(symbols.exit_code, 0) << describe(symbols);
   for (const char* name : {"cudaLaunchKernel_ptsz", "cudaMemcpy_ptds", "cudaStreamSynchronize_ptsz",
-                           "cudaLaunchHostFunc_ptsz", "cudaMemsetAsync_ptsz", "cudaProfilerStart"}) {
+                           "cudaLaunchHostFunc_ptsz", "cudaMemsetAsync_ptsz", "cudaProfilerStart",
+                           "cudaStreamIsCapturing_ptsz", "cudaStreamGetCaptureInfo_ptsz"}) {
     EXPECT_NE(symbols.out.find(name), std::string::npos) << name << "\n" << symbols.out;
   }
   const ProcessResult r = gpuvp_run({kPrograms + "/per_thread_stream"});

@@ -50,6 +50,19 @@ void work(int t) {
   EXPECT_CUDA(cudaStreamSynchronize(0), cudaSuccess);
   if (host[0] != 0) ++failures[t];
   EXPECT_CUDA(cudaStreamGetId(0, &stream_ids[t]), cudaSuccess);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusActive;
+  EXPECT_CUDA(cudaStreamIsCapturing(0, &capture), cudaSuccess);
+  if (capture != cudaStreamCaptureStatusNone) ++failures[t];
+  capture = cudaStreamCaptureStatusActive;
+  EXPECT_CUDA(cudaStreamGetCaptureInfo(0, &capture), cudaSuccess);
+  if (capture != cudaStreamCaptureStatusNone) ++failures[t];
+  // The capture mode is the thread's own.
+  cudaStreamCaptureMode mode = t == 0 ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal;
+  EXPECT_CUDA(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  if (mode != cudaStreamCaptureModeGlobal) ++failures[t];
+  mode = cudaStreamCaptureModeGlobal;
+  EXPECT_CUDA(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  if (mode != (t == 0 ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal)) ++failures[t];
   EXPECT_CUDA(cudaFree(d), cudaSuccess);
 }
 
