@@ -56,6 +56,8 @@ device::DeviceInfo make_device_info(const PlatformParams& p) {
   info.core_clock_khz = static_cast<uint64_t>(std::llround(p.sm.clock_hz / 1e3));
   info.memory_clock_khz = static_cast<uint64_t>(std::llround(p.hbm.clock_hz / 1e3));
   info.memory_bus_width_bits = static_cast<uint32_t>(p.hbm.stacks * p.hbm.bus_width_bits_per_stack());
+  info.fp32_lanes_per_sm = p.sm.fp32_lanes;
+  info.fp64_lanes_per_sm = p.sm.fp64_lanes;
   return info;
 }
 

@@ -12,6 +12,8 @@ namespace gpuvp::cudart {
 // Runs `body` on the locked runtime after connecting to the device; records the last error.
 template <typename Body>
 cudaError_t with_device(Body&& body) {
+  // A host function in a stream must not call CUDA (CUDA's rule): it would wait for itself.
+  if (CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   if (const cudaError_t error = runtime.ensure_device(); error != cudaSuccess) return runtime.record(error);
@@ -21,12 +23,14 @@ cudaError_t with_device(Body&& body) {
 // Same, for calls that need no device.
 template <typename Body>
 cudaError_t with_runtime(Body&& body) {
+  if (CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   return runtime.record(body(runtime));
 }
 
 inline cudaError_t not_supported(const char* name) {
+  if (CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   runtime.log_unsupported(name);

@@ -1,4 +1,5 @@
 // Device management, versions and errors.
+#include <cstdio>
 #include <cstring>
 
 #include "sw/cudart/api.h"
@@ -36,12 +37,14 @@ GPUVP_EXPORT const char* cudaGetErrorString(cudaError_t error) {
 }
 
 GPUVP_EXPORT cudaError_t cudaGetLastError(void) {
+  if (gpuvp::cudart::CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   return runtime.take_last_error();
 }
 
 GPUVP_EXPORT cudaError_t cudaPeekAtLastError(void) {
+  if (gpuvp::cudart::CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   return runtime.peek_last_error();
@@ -166,6 +169,58 @@ GPUVP_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* great
   return with_device([&](Runtime&) {
     if (least != nullptr) *least = 0;
     if (greatest != nullptr) *greatest = 0;
+    return cudaSuccess;
+  });
+}
+
+// No profiler is attached to the model: starting and stopping profiling succeed and do nothing
+// (gpuvp run --trace records the whole run).
+GPUVP_EXPORT cudaError_t cudaProfilerStart(void) { return with_runtime([](Runtime&) { return cudaSuccess; }); }
+
+GPUVP_EXPORT cudaError_t cudaProfilerStop(void) { return with_runtime([](Runtime&) { return cudaSuccess; }); }
+
+GPUVP_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                enum cudaChannelFormatKind f) {
+  cudaChannelFormatDesc desc;
+  desc.x = x;
+  desc.y = y;
+  desc.z = z;
+  desc.w = w;
+  desc.f = f;
+  return desc;
+}
+
+// The model has no PCI identity: its address is all zeros, as cudaDevAttrPciBusId/DeviceId/DomainId say.
+constexpr const char* kPciBusId = "0000:00:00.0";
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetPCIBusId(char* bus_id, int length, int device) {
+  return with_device([&](Runtime&) {
+    if (bus_id == nullptr || length <= 0) return cudaErrorInvalidValue;
+    if (device != 0) return cudaErrorInvalidDevice;
+    std::snprintf(bus_id, static_cast<size_t>(length), "%s", kPciBusId);
+    return cudaSuccess;
+  });
+}
+
+GPUVP_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* bus_id) {
+  return with_device([&](Runtime&) {
+    if (device == nullptr || bus_id == nullptr) return cudaErrorInvalidValue;
+    unsigned domain = 0, bus = 0, slot = 0, function = 0;
+    const bool full = std::sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &slot, &function) == 4;
+    const bool short_form = !full && std::sscanf(bus_id, "%x:%x.%x", &bus, &slot, &function) == 3;
+    if (!full && !short_form) return cudaErrorInvalidValue;
+    if (domain != 0 || bus != 0 || slot != 0 || function != 0) return cudaErrorInvalidDevice;
+    *device = 0;
+    return cudaSuccess;
+  });
+}
+
+// One device: there is no peer to access.
+GPUVP_EXPORT cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device) {
+  return with_device([&](Runtime&) {
+    if (can_access == nullptr) return cudaErrorInvalidValue;
+    if (device != 0 || peer_device != 0) return cudaErrorInvalidDevice;
+    *can_access = 0;
     return cudaSuccess;
   });
 }

@@ -11,7 +11,7 @@ GPUVP_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 
 
 GPUVP_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
                                                cudaStream_t stream) {
-  return cudaLaunchKernel(function, grid, block, args, shared, stream);
+  return cudaLaunchKernel(function, grid, block, args, shared, Runtime::per_thread(stream));
 }
 
 GPUVP_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* function) {

@@ -96,5 +96,20 @@ GPUVP_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3
 
 GPUVP_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                                  size_t shared, cudaStream_t stream) {
-  return __cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+  return __cudaLaunchKernel(kernel, grid, block, args, shared, Runtime::per_thread(stream));
 }
+
+// Host variables that device code names (registered by some relocatable-device-code builds):
+// device code cannot reach host memory here, so the registration is refused, once, on stderr.
+GPUVP_EXPORT void __cudaRegisterHostVar(void** handle, const char* device_name, char* host_variable, size_t size) {
+  (void)handle;
+  (void)device_name;
+  (void)host_variable;
+  (void)size;
+  gpuvp::cudart::not_supported("__cudaRegisterHostVar");
+}
+
+// Internal entry points of the toolkit's runtime without a public declaration.
+GPUVP_EXPORT int __cudaRegisterUnifiedTable() { return gpuvp::cudart::not_supported("__cudaRegisterUnifiedTable"); }
+
+GPUVP_EXPORT int __cudaGetProcAddress() { return gpuvp::cudart::not_supported("__cudaGetProcAddress"); }

@@ -66,9 +66,18 @@ Runtime& Runtime::instance() {
 }
 
 Runtime::~Runtime() {
+  if (progress_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> stop(progress_mutex_);
+      progress_stopping_ = true;
+    }
+    progress_stop_.notify_all();
+    progress_thread_.join();
+  }
   // At exit: flush outstanding device printf, then say goodbye (the driver's destructor).
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (driver_ != nullptr && sticky_ != cudaErrorDevicesUnavailable) synchronize();
+  callback_thread_.reset();
   driver_.reset();
 }
 
@@ -205,6 +214,195 @@ cudaError_t Runtime::ensure_device() {
   if (!cells) return init_error_ = cudaErrorMemoryAllocation;
   queue_cells_ = *cells;
   std::memset(driver_->pointer(queue_cells_), 0, 16 * dev::kQueuesPerChannel);
+  const auto release = driver_->allocate(16 * dev::kQueuesPerChannel, 64);
+  if (!release) return init_error_ = cudaErrorMemoryAllocation;
+  release_cells_ = *release;
+  std::memset(driver_->pointer(release_cells_), 0, 16 * dev::kQueuesPerChannel);
+  return cudaSuccess;
+}
+
+namespace {
+
+// Limits that are architectural constants of compute capability 6.0 and later (CUDA C++
+// Programming Guide, "Technical Specifications per Compute Capability"): textures and surfaces
+// (gpuvp does not sample textures; the figures are what such a device reports), grid and block
+// dimensions, constant memory, pitch.
+constexpr int kMaxTexture1D = 131072, kMaxTexture1DMipmap = 32768, kMaxTexture1DLinear = 1 << 28;
+constexpr int kMaxTexture2D[2] = {131072, 65536}, kMaxTexture2DMipmap[2] = {32768, 32768};
+constexpr int kMaxTexture2DLinear[3] = {131072, 65000, 2097120}, kMaxTexture2DGather[2] = {32768, 32768};
+constexpr int kMaxTexture3D[3] = {16384, 16384, 16384}, kMaxTexture3DAlt[3] = {8192, 8192, 32768};
+constexpr int kMaxTextureCubemap = 32768, kMaxTextureCubemapLayered[2] = {32768, 2046};
+constexpr int kMaxTexture1DLayered[2] = {32768, 2048}, kMaxTexture2DLayered[3] = {32768, 32768, 2048};
+constexpr int kMaxSurface1D = 32768, kMaxSurface2D[2] = {131072, 65536}, kMaxSurface3D[3] = {16384, 16384, 16384};
+constexpr int kMaxSurface1DLayered[2] = {32768, 2048}, kMaxSurface2DLayered[3] = {32768, 32768, 2048};
+constexpr int kMaxSurfaceCubemap = 32768, kMaxSurfaceCubemapLayered[2] = {32768, 2046};
+constexpr int kTextureAlignment = 512, kTexturePitchAlignment = 32, kSurfaceAlignment = 512;
+constexpr int kMaxBlockDim[3] = {1024, 1024, 64};
+constexpr int kMaxGridDim[3] = {2147483647, 65535, 65535};
+constexpr int kConstantMemory = 65536;
+constexpr int kMaxPitch = 2147483647;
+
+// Shared memory a block may opt into (cudaFuncAttributeMaxDynamicSharedMemorySize): all of the
+// SM's on Volta and Turing; the SM's less the 1 KiB the system reserves per block from Ampere
+// on; none beyond the default 48 KiB before Volta.
+uint64_t reserved_shared_per_block(const gpuvp::device::DeviceInfo& d) { return d.compute_capability >= 80 ? 1024 : 0; }
+uint64_t shared_per_block_optin(const gpuvp::device::DeviceInfo& d) {
+  if (d.compute_capability < 70) return d.shared_memory_per_block;
+  return std::max<uint64_t>(d.shared_memory_per_block, d.shared_memory_per_sm - reserved_shared_per_block(d));
+}
+
+}  // namespace
+
+// Every cudaDeviceAttr of the CUDA 13 headers, from the platform's DeviceInfo (the preset) and
+// from what this runtime implements; cudaGetDeviceProperties is built from the same answers.
+cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  const dev::DeviceInfo& d = info();
+  auto clamp = [](uint64_t v) { return static_cast<int>(std::min<uint64_t>(v, 2147483647)); };
+  int v = 0;
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: v = static_cast<int>(d.max_threads_per_block); break;
+    case cudaDevAttrMaxBlockDimX: v = std::min<int>(kMaxBlockDim[0], static_cast<int>(d.max_threads_per_block)); break;
+    case cudaDevAttrMaxBlockDimY: v = std::min<int>(kMaxBlockDim[1], static_cast<int>(d.max_threads_per_block)); break;
+    case cudaDevAttrMaxBlockDimZ: v = std::min<int>(kMaxBlockDim[2], static_cast<int>(d.max_threads_per_block)); break;
+    case cudaDevAttrMaxGridDimX: v = kMaxGridDim[0]; break;
+    case cudaDevAttrMaxGridDimY: v = kMaxGridDim[1]; break;
+    case cudaDevAttrMaxGridDimZ: v = kMaxGridDim[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: v = clamp(d.shared_memory_per_block); break;
+    case cudaDevAttrTotalConstantMemory: v = kConstantMemory; break;
+    case cudaDevAttrWarpSize: v = static_cast<int>(d.warp_size); break;
+    case cudaDevAttrMaxPitch: v = kMaxPitch; break;
+    case cudaDevAttrMaxRegistersPerBlock: v = clamp(std::min<uint64_t>(d.registers_per_sm, 65536)); break;
+    case cudaDevAttrClockRate: v = clamp(d.core_clock_khz); break;
+    case cudaDevAttrTextureAlignment: v = kTextureAlignment; break;
+    case cudaDevAttrGpuOverlap: v = 1; break;  // the copy engine runs beside kernels
+    case cudaDevAttrMultiProcessorCount: v = static_cast<int>(d.sm_count); break;
+    case cudaDevAttrKernelExecTimeout: v = 0; break;
+    case cudaDevAttrIntegrated: v = 0; break;
+    case cudaDevAttrCanMapHostMemory: v = 0; break;  // cudaHostGetDevicePointer is not implemented
+    case cudaDevAttrComputeMode: v = cudaComputeModeDefault; break;
+    case cudaDevAttrMaxTexture1DWidth: v = kMaxTexture1D; break;
+    case cudaDevAttrMaxTexture2DWidth: v = kMaxTexture2D[0]; break;
+    case cudaDevAttrMaxTexture2DHeight: v = kMaxTexture2D[1]; break;
+    case cudaDevAttrMaxTexture3DWidth: v = kMaxTexture3D[0]; break;
+    case cudaDevAttrMaxTexture3DHeight: v = kMaxTexture3D[1]; break;
+    case cudaDevAttrMaxTexture3DDepth: v = kMaxTexture3D[2]; break;
+    case cudaDevAttrMaxTexture2DLayeredWidth: v = kMaxTexture2DLayered[0]; break;
+    case cudaDevAttrMaxTexture2DLayeredHeight: v = kMaxTexture2DLayered[1]; break;
+    case cudaDevAttrMaxTexture2DLayeredLayers: v = kMaxTexture2DLayered[2]; break;
+    case cudaDevAttrSurfaceAlignment: v = kSurfaceAlignment; break;
+    case cudaDevAttrConcurrentKernels: v = 1; break;
+    case cudaDevAttrEccEnabled: v = 0; break;
+    case cudaDevAttrPciBusId: v = 0; break;  // no PCI identity: the device is a model
+    case cudaDevAttrPciDeviceId: v = 0; break;
+    case cudaDevAttrTccDriver: v = 0; break;
+    case cudaDevAttrMemoryClockRate: v = clamp(d.memory_clock_khz); break;
+    case cudaDevAttrGlobalMemoryBusWidth: v = static_cast<int>(d.memory_bus_width_bits); break;
+    case cudaDevAttrL2CacheSize: v = clamp(d.l2_bytes); break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: v = static_cast<int>(d.max_threads_per_sm); break;
+    case cudaDevAttrAsyncEngineCount: v = 1; break;  // one copy engine
+    case cudaDevAttrUnifiedAddressing: v = 1; break;
+    case cudaDevAttrMaxTexture1DLayeredWidth: v = kMaxTexture1DLayered[0]; break;
+    case cudaDevAttrMaxTexture1DLayeredLayers: v = kMaxTexture1DLayered[1]; break;
+    case cudaDevAttrMaxTexture2DGatherWidth: v = kMaxTexture2DGather[0]; break;
+    case cudaDevAttrMaxTexture2DGatherHeight: v = kMaxTexture2DGather[1]; break;
+    case cudaDevAttrMaxTexture3DWidthAlt: v = kMaxTexture3DAlt[0]; break;
+    case cudaDevAttrMaxTexture3DHeightAlt: v = kMaxTexture3DAlt[1]; break;
+    case cudaDevAttrMaxTexture3DDepthAlt: v = kMaxTexture3DAlt[2]; break;
+    case cudaDevAttrPciDomainId: v = 0; break;
+    case cudaDevAttrTexturePitchAlignment: v = kTexturePitchAlignment; break;
+    case cudaDevAttrMaxTextureCubemapWidth: v = kMaxTextureCubemap; break;
+    case cudaDevAttrMaxTextureCubemapLayeredWidth: v = kMaxTextureCubemapLayered[0]; break;
+    case cudaDevAttrMaxTextureCubemapLayeredLayers: v = kMaxTextureCubemapLayered[1]; break;
+    case cudaDevAttrMaxSurface1DWidth: v = kMaxSurface1D; break;
+    case cudaDevAttrMaxSurface2DWidth: v = kMaxSurface2D[0]; break;
+    case cudaDevAttrMaxSurface2DHeight: v = kMaxSurface2D[1]; break;
+    case cudaDevAttrMaxSurface3DWidth: v = kMaxSurface3D[0]; break;
+    case cudaDevAttrMaxSurface3DHeight: v = kMaxSurface3D[1]; break;
+    case cudaDevAttrMaxSurface3DDepth: v = kMaxSurface3D[2]; break;
+    case cudaDevAttrMaxSurface1DLayeredWidth: v = kMaxSurface1DLayered[0]; break;
+    case cudaDevAttrMaxSurface1DLayeredLayers: v = kMaxSurface1DLayered[1]; break;
+    case cudaDevAttrMaxSurface2DLayeredWidth: v = kMaxSurface2DLayered[0]; break;
+    case cudaDevAttrMaxSurface2DLayeredHeight: v = kMaxSurface2DLayered[1]; break;
+    case cudaDevAttrMaxSurface2DLayeredLayers: v = kMaxSurface2DLayered[2]; break;
+    case cudaDevAttrMaxSurfaceCubemapWidth: v = kMaxSurfaceCubemap; break;
+    case cudaDevAttrMaxSurfaceCubemapLayeredWidth: v = kMaxSurfaceCubemapLayered[0]; break;
+    case cudaDevAttrMaxSurfaceCubemapLayeredLayers: v = kMaxSurfaceCubemapLayered[1]; break;
+    case cudaDevAttrMaxTexture1DLinearWidth: v = kMaxTexture1DLinear; break;
+    case cudaDevAttrMaxTexture2DLinearWidth: v = kMaxTexture2DLinear[0]; break;
+    case cudaDevAttrMaxTexture2DLinearHeight: v = kMaxTexture2DLinear[1]; break;
+    case cudaDevAttrMaxTexture2DLinearPitch: v = kMaxTexture2DLinear[2]; break;
+    case cudaDevAttrMaxTexture2DMipmappedWidth: v = kMaxTexture2DMipmap[0]; break;
+    case cudaDevAttrMaxTexture2DMipmappedHeight: v = kMaxTexture2DMipmap[1]; break;
+    case cudaDevAttrComputeCapabilityMajor: v = static_cast<int>(d.compute_capability / 10); break;
+    case cudaDevAttrComputeCapabilityMinor: v = static_cast<int>(d.compute_capability % 10); break;
+    case cudaDevAttrMaxTexture1DMipmappedWidth: v = kMaxTexture1DMipmap; break;
+    case cudaDevAttrStreamPrioritiesSupported: v = 0; break;  // priorities are accepted and ignored
+    case cudaDevAttrGlobalL1CacheSupported: v = 1; break;
+    case cudaDevAttrLocalL1CacheSupported: v = 1; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: v = clamp(d.shared_memory_per_sm); break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: v = clamp(d.registers_per_sm); break;
+    case cudaDevAttrManagedMemory: v = 1; break;
+    case cudaDevAttrIsMultiGpuBoard: v = 0; break;
+    case cudaDevAttrMultiGpuBoardGroupID: v = 0; break;
+    case cudaDevAttrHostNativeAtomicSupported: v = 0; break;
+    case cudaDevAttrSingleToDoublePrecisionPerfRatio:
+      v = d.fp64_lanes_per_sm == 0 ? 0 : static_cast<int>(d.fp32_lanes_per_sm / d.fp64_lanes_per_sm);
+      break;
+    case cudaDevAttrPageableMemoryAccess: v = 0; break;
+    case cudaDevAttrConcurrentManagedAccess: v = 1; break;  // on-demand paging of managed memory
+    case cudaDevAttrComputePreemptionSupported: v = 0; break;
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 0; break;
+    case cudaDevAttrCooperativeLaunch: v = 0; break;  // cudaLaunchCooperativeKernel is not implemented
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = clamp(shared_per_block_optin(d)); break;
+    case cudaDevAttrCanFlushRemoteWrites: v = 0; break;
+    case cudaDevAttrHostRegisterSupported: v = 1; break;  // cudaHostRegister (copies are staged)
+    case cudaDevAttrPageableMemoryAccessUsesHostPageTables: v = 0; break;
+    case cudaDevAttrDirectManagedMemAccessFromHost: v = 0; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: v = static_cast<int>(d.max_ctas_per_sm); break;
+    case cudaDevAttrMaxPersistingL2CacheSize: v = 0; break;  // no persisting-access L2 partition
+    case cudaDevAttrMaxAccessPolicyWindowSize: v = 0; break;
+    case cudaDevAttrReservedSharedMemoryPerBlock: v = clamp(reserved_shared_per_block(d)); break;
+    case cudaDevAttrSparseCudaArraySupported: v = 0; break;
+    case cudaDevAttrHostRegisterReadOnlySupported: v = 0; break;
+    case cudaDevAttrTimelineSemaphoreInteropSupported: v = 0; break;
+    case cudaDevAttrMemoryPoolsSupported: v = 1; break;  // cudaMallocAsync, cudaMemPool*
+    case cudaDevAttrGPUDirectRDMASupported: v = 0; break;
+    case cudaDevAttrGPUDirectRDMAFlushWritesOptions: v = 0; break;
+    case cudaDevAttrGPUDirectRDMAWritesOrdering: v = cudaGPUDirectRDMAWritesOrderingNone; break;
+    case cudaDevAttrMemoryPoolSupportedHandleTypes: v = cudaMemHandleTypeNone; break;
+    case cudaDevAttrClusterLaunch: v = 0; break;
+    case cudaDevAttrDeferredMappingCudaArraySupported: v = 0; break;
+    case cudaDevAttrIpcEventSupport: v = 0; break;
+    case cudaDevAttrMemSyncDomainCount: v = 1; break;
+    case cudaDevAttrNumaConfig: v = cudaDeviceNumaConfigNone; break;
+    case cudaDevAttrNumaId: v = -1; break;
+    case cudaDevAttrMpsEnabled: v = 0; break;
+    case cudaDevAttrHostNumaId: v = -1; break;
+    case cudaDevAttrD3D12CigSupported: v = 0; break;
+    case cudaDevAttrVulkanCigSupported: v = 0; break;
+    case cudaDevAttrGpuPciDeviceId: v = 0; break;
+    case cudaDevAttrGpuPciSubsystemId: v = 0; break;
+    case cudaDevAttrHostNumaMemoryPoolsSupported: v = 0; break;
+    case cudaDevAttrHostNumaMultinodeIpcSupported: v = 0; break;
+    case cudaDevAttrHostMemoryPoolsSupported: v = 0; break;
+    case cudaDevAttrOnlyPartialHostNativeAtomicSupported: v = 0; break;
+    case cudaDevAttrReserved92:
+    case cudaDevAttrReserved93:
+    case cudaDevAttrReserved94:
+    case cudaDevAttrReserved96:
+    case cudaDevAttrReserved122:
+    case cudaDevAttrReserved123:
+    case cudaDevAttrReserved124:
+    case cudaDevAttrReserved127:
+    case cudaDevAttrReserved128:
+    case cudaDevAttrReserved129:
+    case cudaDevAttrReserved132:
+    case cudaDevAttrReserved141:
+    case cudaDevAttrReserved145: v = 0; break;
+    default: return cudaErrorInvalidValue;  // not an attribute (cudaDevAttrMax, gaps, negative)
+  }
+  *value = v;
   return cudaSuccess;
 }
 
@@ -213,81 +411,123 @@ cudaError_t Runtime::device_properties(cudaDeviceProp* prop) {
   const dev::DeviceInfo& d = info();
   std::memset(prop, 0, sizeof *prop);
   std::snprintf(prop->name, sizeof prop->name, "%.*s", static_cast<int>(sizeof d.name), d.name);
+  auto a = [&](cudaDeviceAttr attr) {
+    int v = 0;
+    device_attribute(&v, attr);
+    return v;
+  };
   prop->totalGlobalMem = d.global_memory_bytes;
   prop->sharedMemPerBlock = d.shared_memory_per_block;
-  prop->regsPerBlock = static_cast<int>(std::min<uint32_t>(d.registers_per_sm, 65536));
-  prop->warpSize = static_cast<int>(d.warp_size);
-  prop->memPitch = 2147483647;
-  prop->maxThreadsPerBlock = static_cast<int>(d.max_threads_per_block);
-  prop->maxThreadsDim[0] = 1024;
-  prop->maxThreadsDim[1] = 1024;
-  prop->maxThreadsDim[2] = 64;
-  prop->maxGridSize[0] = 2147483647;
-  prop->maxGridSize[1] = 65535;
-  prop->maxGridSize[2] = 65535;
-  prop->totalConstMem = 65536;
-  prop->major = static_cast<int>(d.compute_capability / 10);
-  prop->minor = static_cast<int>(d.compute_capability % 10);
-  prop->textureAlignment = 512;
-  prop->texturePitchAlignment = 32;
-  prop->multiProcessorCount = static_cast<int>(d.sm_count);
-  prop->canMapHostMemory = 1;
-  prop->concurrentKernels = 1;
-  prop->asyncEngineCount = 1;
-  prop->unifiedAddressing = 1;
-  prop->memoryBusWidth = static_cast<int>(d.memory_bus_width_bits);
-  prop->l2CacheSize = static_cast<int>(d.l2_bytes);
-  prop->maxThreadsPerMultiProcessor = static_cast<int>(d.max_threads_per_sm);
-  prop->globalL1CacheSupported = 1;
-  prop->localL1CacheSupported = 1;
+  prop->regsPerBlock = a(cudaDevAttrMaxRegistersPerBlock);
+  prop->warpSize = a(cudaDevAttrWarpSize);
+  prop->memPitch = static_cast<std::size_t>(a(cudaDevAttrMaxPitch));
+  prop->maxThreadsPerBlock = a(cudaDevAttrMaxThreadsPerBlock);
+  prop->maxThreadsDim[0] = a(cudaDevAttrMaxBlockDimX);
+  prop->maxThreadsDim[1] = a(cudaDevAttrMaxBlockDimY);
+  prop->maxThreadsDim[2] = a(cudaDevAttrMaxBlockDimZ);
+  prop->maxGridSize[0] = a(cudaDevAttrMaxGridDimX);
+  prop->maxGridSize[1] = a(cudaDevAttrMaxGridDimY);
+  prop->maxGridSize[2] = a(cudaDevAttrMaxGridDimZ);
+  prop->totalConstMem = static_cast<std::size_t>(a(cudaDevAttrTotalConstantMemory));
+  prop->major = a(cudaDevAttrComputeCapabilityMajor);
+  prop->minor = a(cudaDevAttrComputeCapabilityMinor);
+  prop->textureAlignment = static_cast<std::size_t>(a(cudaDevAttrTextureAlignment));
+  prop->texturePitchAlignment = static_cast<std::size_t>(a(cudaDevAttrTexturePitchAlignment));
+  prop->multiProcessorCount = a(cudaDevAttrMultiProcessorCount);
+  prop->integrated = a(cudaDevAttrIntegrated);
+  prop->canMapHostMemory = a(cudaDevAttrCanMapHostMemory);
+  prop->maxTexture1D = a(cudaDevAttrMaxTexture1DWidth);
+  prop->maxTexture1DMipmap = a(cudaDevAttrMaxTexture1DMipmappedWidth);
+  prop->maxTexture2D[0] = a(cudaDevAttrMaxTexture2DWidth);
+  prop->maxTexture2D[1] = a(cudaDevAttrMaxTexture2DHeight);
+  prop->maxTexture2DMipmap[0] = a(cudaDevAttrMaxTexture2DMipmappedWidth);
+  prop->maxTexture2DMipmap[1] = a(cudaDevAttrMaxTexture2DMipmappedHeight);
+  prop->maxTexture2DLinear[0] = a(cudaDevAttrMaxTexture2DLinearWidth);
+  prop->maxTexture2DLinear[1] = a(cudaDevAttrMaxTexture2DLinearHeight);
+  prop->maxTexture2DLinear[2] = a(cudaDevAttrMaxTexture2DLinearPitch);
+  prop->maxTexture2DGather[0] = a(cudaDevAttrMaxTexture2DGatherWidth);
+  prop->maxTexture2DGather[1] = a(cudaDevAttrMaxTexture2DGatherHeight);
+  prop->maxTexture3D[0] = a(cudaDevAttrMaxTexture3DWidth);
+  prop->maxTexture3D[1] = a(cudaDevAttrMaxTexture3DHeight);
+  prop->maxTexture3D[2] = a(cudaDevAttrMaxTexture3DDepth);
+  prop->maxTexture3DAlt[0] = a(cudaDevAttrMaxTexture3DWidthAlt);
+  prop->maxTexture3DAlt[1] = a(cudaDevAttrMaxTexture3DHeightAlt);
+  prop->maxTexture3DAlt[2] = a(cudaDevAttrMaxTexture3DDepthAlt);
+  prop->maxTextureCubemap = a(cudaDevAttrMaxTextureCubemapWidth);
+  prop->maxTexture1DLayered[0] = a(cudaDevAttrMaxTexture1DLayeredWidth);
+  prop->maxTexture1DLayered[1] = a(cudaDevAttrMaxTexture1DLayeredLayers);
+  prop->maxTexture2DLayered[0] = a(cudaDevAttrMaxTexture2DLayeredWidth);
+  prop->maxTexture2DLayered[1] = a(cudaDevAttrMaxTexture2DLayeredHeight);
+  prop->maxTexture2DLayered[2] = a(cudaDevAttrMaxTexture2DLayeredLayers);
+  prop->maxTextureCubemapLayered[0] = a(cudaDevAttrMaxTextureCubemapLayeredWidth);
+  prop->maxTextureCubemapLayered[1] = a(cudaDevAttrMaxTextureCubemapLayeredLayers);
+  prop->maxSurface1D = a(cudaDevAttrMaxSurface1DWidth);
+  prop->maxSurface2D[0] = a(cudaDevAttrMaxSurface2DWidth);
+  prop->maxSurface2D[1] = a(cudaDevAttrMaxSurface2DHeight);
+  prop->maxSurface3D[0] = a(cudaDevAttrMaxSurface3DWidth);
+  prop->maxSurface3D[1] = a(cudaDevAttrMaxSurface3DHeight);
+  prop->maxSurface3D[2] = a(cudaDevAttrMaxSurface3DDepth);
+  prop->maxSurface1DLayered[0] = a(cudaDevAttrMaxSurface1DLayeredWidth);
+  prop->maxSurface1DLayered[1] = a(cudaDevAttrMaxSurface1DLayeredLayers);
+  prop->maxSurface2DLayered[0] = a(cudaDevAttrMaxSurface2DLayeredWidth);
+  prop->maxSurface2DLayered[1] = a(cudaDevAttrMaxSurface2DLayeredHeight);
+  prop->maxSurface2DLayered[2] = a(cudaDevAttrMaxSurface2DLayeredLayers);
+  prop->maxSurfaceCubemap = a(cudaDevAttrMaxSurfaceCubemapWidth);
+  prop->maxSurfaceCubemapLayered[0] = a(cudaDevAttrMaxSurfaceCubemapLayeredWidth);
+  prop->maxSurfaceCubemapLayered[1] = a(cudaDevAttrMaxSurfaceCubemapLayeredLayers);
+  prop->surfaceAlignment = static_cast<std::size_t>(a(cudaDevAttrSurfaceAlignment));
+  prop->concurrentKernels = a(cudaDevAttrConcurrentKernels);
+  prop->ECCEnabled = a(cudaDevAttrEccEnabled);
+  prop->pciBusID = a(cudaDevAttrPciBusId);
+  prop->pciDeviceID = a(cudaDevAttrPciDeviceId);
+  prop->pciDomainID = a(cudaDevAttrPciDomainId);
+  prop->tccDriver = a(cudaDevAttrTccDriver);
+  prop->asyncEngineCount = a(cudaDevAttrAsyncEngineCount);
+  prop->unifiedAddressing = a(cudaDevAttrUnifiedAddressing);
+  prop->memoryBusWidth = a(cudaDevAttrGlobalMemoryBusWidth);
+  prop->l2CacheSize = a(cudaDevAttrL2CacheSize);
+  prop->persistingL2CacheMaxSize = a(cudaDevAttrMaxPersistingL2CacheSize);
+  prop->maxThreadsPerMultiProcessor = a(cudaDevAttrMaxThreadsPerMultiProcessor);
+  prop->streamPrioritiesSupported = a(cudaDevAttrStreamPrioritiesSupported);
+  prop->globalL1CacheSupported = a(cudaDevAttrGlobalL1CacheSupported);
+  prop->localL1CacheSupported = a(cudaDevAttrLocalL1CacheSupported);
   prop->sharedMemPerMultiprocessor = d.shared_memory_per_sm;
-  prop->regsPerMultiprocessor = static_cast<int>(d.registers_per_sm);
-  prop->managedMemory = 1;
-  prop->concurrentManagedAccess = 1;
-  prop->sharedMemPerBlockOptin = d.shared_memory_per_block;
-  prop->maxBlocksPerMultiProcessor = static_cast<int>(d.max_ctas_per_sm);
-  return cudaSuccess;
-}
-
-cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
-  if (value == nullptr) return cudaErrorInvalidValue;
-  cudaDeviceProp prop;
-  device_properties(&prop);
-  const dev::DeviceInfo& d = info();
-  switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = prop.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxBlockDimX: *value = prop.maxThreadsDim[0]; break;
-    case cudaDevAttrMaxBlockDimY: *value = prop.maxThreadsDim[1]; break;
-    case cudaDevAttrMaxBlockDimZ: *value = prop.maxThreadsDim[2]; break;
-    case cudaDevAttrMaxGridDimX: *value = prop.maxGridSize[0]; break;
-    case cudaDevAttrMaxGridDimY: *value = prop.maxGridSize[1]; break;
-    case cudaDevAttrMaxGridDimZ: *value = prop.maxGridSize[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(prop.sharedMemPerBlock); break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(prop.sharedMemPerBlockOptin); break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(prop.sharedMemPerMultiprocessor); break;
-    case cudaDevAttrTotalConstantMemory: *value = static_cast<int>(prop.totalConstMem); break;
-    case cudaDevAttrWarpSize: *value = prop.warpSize; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = prop.regsPerBlock; break;
-    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = prop.regsPerMultiprocessor; break;
-    case cudaDevAttrClockRate: *value = static_cast<int>(d.core_clock_khz); break;
-    case cudaDevAttrMemoryClockRate: *value = static_cast<int>(d.memory_clock_khz); break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = prop.memoryBusWidth; break;
-    case cudaDevAttrL2CacheSize: *value = prop.l2CacheSize; break;
-    case cudaDevAttrMultiProcessorCount: *value = prop.multiProcessorCount; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = prop.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = prop.maxBlocksPerMultiProcessor; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = prop.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = prop.minor; break;
-    case cudaDevAttrConcurrentKernels: *value = 1; break;
-    case cudaDevAttrUnifiedAddressing: *value = 1; break;
-    case cudaDevAttrManagedMemory: *value = 1; break;
-    case cudaDevAttrConcurrentManagedAccess: *value = 1; break;
-    case cudaDevAttrCanMapHostMemory: *value = 1; break;
-    case cudaDevAttrAsyncEngineCount: *value = 1; break;
-    case cudaDevAttrIntegrated: *value = 0; break;
-    case cudaDevAttrEccEnabled: *value = 0; break;
-    default: return cudaErrorInvalidValue;
-  }
+  prop->regsPerMultiprocessor = a(cudaDevAttrMaxRegistersPerMultiprocessor);
+  prop->managedMemory = a(cudaDevAttrManagedMemory);
+  prop->isMultiGpuBoard = a(cudaDevAttrIsMultiGpuBoard);
+  prop->multiGpuBoardGroupID = a(cudaDevAttrMultiGpuBoardGroupID);
+  prop->hostNativeAtomicSupported = a(cudaDevAttrHostNativeAtomicSupported);
+  prop->pageableMemoryAccess = a(cudaDevAttrPageableMemoryAccess);
+  prop->concurrentManagedAccess = a(cudaDevAttrConcurrentManagedAccess);
+  prop->computePreemptionSupported = a(cudaDevAttrComputePreemptionSupported);
+  prop->canUseHostPointerForRegisteredMem = a(cudaDevAttrCanUseHostPointerForRegisteredMem);
+  prop->cooperativeLaunch = a(cudaDevAttrCooperativeLaunch);
+  prop->sharedMemPerBlockOptin = shared_per_block_optin(d);
+  prop->pageableMemoryAccessUsesHostPageTables = a(cudaDevAttrPageableMemoryAccessUsesHostPageTables);
+  prop->directManagedMemAccessFromHost = a(cudaDevAttrDirectManagedMemAccessFromHost);
+  prop->maxBlocksPerMultiProcessor = a(cudaDevAttrMaxBlocksPerMultiprocessor);
+  prop->accessPolicyMaxWindowSize = a(cudaDevAttrMaxAccessPolicyWindowSize);
+  prop->reservedSharedMemPerBlock = reserved_shared_per_block(d);
+  prop->hostRegisterSupported = a(cudaDevAttrHostRegisterSupported);
+  prop->sparseCudaArraySupported = a(cudaDevAttrSparseCudaArraySupported);
+  prop->hostRegisterReadOnlySupported = a(cudaDevAttrHostRegisterReadOnlySupported);
+  prop->timelineSemaphoreInteropSupported = a(cudaDevAttrTimelineSemaphoreInteropSupported);
+  prop->memoryPoolsSupported = a(cudaDevAttrMemoryPoolsSupported);
+  prop->gpuDirectRDMASupported = a(cudaDevAttrGPUDirectRDMASupported);
+  prop->gpuDirectRDMAFlushWritesOptions = static_cast<unsigned>(a(cudaDevAttrGPUDirectRDMAFlushWritesOptions));
+  prop->gpuDirectRDMAWritesOrdering = a(cudaDevAttrGPUDirectRDMAWritesOrdering);
+  prop->memoryPoolSupportedHandleTypes = static_cast<unsigned>(a(cudaDevAttrMemoryPoolSupportedHandleTypes));
+  prop->deferredMappingCudaArraySupported = a(cudaDevAttrDeferredMappingCudaArraySupported);
+  prop->ipcEventSupported = a(cudaDevAttrIpcEventSupport);
+  prop->clusterLaunch = a(cudaDevAttrClusterLaunch);
+  prop->unifiedFunctionPointers = 0;
+  prop->deviceNumaConfig = a(cudaDevAttrNumaConfig);
+  prop->deviceNumaId = a(cudaDevAttrNumaId);
+  prop->mpsEnabled = a(cudaDevAttrMpsEnabled);
+  prop->hostNumaId = a(cudaDevAttrHostNumaId);
+  prop->gpuPciDeviceID = static_cast<unsigned>(a(cudaDevAttrGpuPciDeviceId));
+  prop->gpuPciSubsystemID = static_cast<unsigned>(a(cudaDevAttrGpuPciSubsystemId));
+  prop->hostNumaMultinodeIpcSupported = a(cudaDevAttrHostNumaMultinodeIpcSupported);
   return cudaSuccess;
 }
 
@@ -301,12 +541,21 @@ cudaError_t Runtime::reset() {
   for (auto& entry : variables_) entry.second->resolved = false;
   allocations_.clear();
   host_allocations_.clear();
+  host_alloc_flags_.clear();
+  registered_.clear();
   host_pages_.clear();
   pending_.clear();
   streams_.clear();
+  per_thread_streams_.clear();
   events_.clear();
+  host_callbacks_.clear();
+  pools_.clear();
+  pool_allocations_.clear();
+  default_pool_ = MemPool{};
+  current_pool_ = &default_pool_;
   std::fill(std::begin(last_on_queue_), std::end(last_on_queue_), 0);
   std::fill(std::begin(queue_signal_), std::end(queue_signal_), 0);
+  std::fill(std::begin(release_value_), std::end(release_value_), 0);
   driver_.reset();  // Goodbye frees everything the channel owned
   init_attempted_ = false;
   init_error_ = cudaSuccess;
@@ -333,6 +582,7 @@ uint64_t Runtime::submit_raw(uint32_t queue, dev::Command cmd, Pending pending) 
     }
     return 0;
   }
+  ++activity_;
   pending.queue = queue;
   pending_[sequence] = std::move(pending);
   last_on_queue_[queue] = sequence;
@@ -364,6 +614,13 @@ cudaError_t Runtime::queue_dependencies(Stream& stream) {
 }
 
 uint64_t Runtime::submit(Stream& stream, dev::Command cmd, Pending pending) {
+  if (!host_callbacks_.empty()) {
+    // A queue that fills up behind a host function that has not run would wait for room forever
+    // (the driver waits for the queue's oldest command): run the queued host functions first.
+    std::size_t queued = 0;
+    for (const auto& entry : pending_) queued += entry.second.queue == stream.queue ? 1 : 0;
+    if (queued + 8 >= dev::kQueueEntries) run_host_functions(UINT64_MAX, false);
+  }
   if (has_managed_) {
     // Device work may read or write managed memory: the host gives up the pages it may touch.
     const auto& g = cmd.body.generic;
@@ -436,6 +693,14 @@ void Runtime::reap() {
 }
 
 cudaError_t Runtime::wait_for(uint64_t sequence) {
+  if (sequence != 0 && !host_callbacks_.empty()) {
+    if (const cudaError_t e = run_host_functions(sequence, false); e != cudaSuccess) return e;
+  }
+  return wait_without_host_functions(sequence);
+}
+
+cudaError_t Runtime::wait_without_host_functions(uint64_t sequence) {
+  ++activity_;
   if (sequence == 0) return sticky_ != cudaSuccess ? sticky_ : cudaErrorDevicesUnavailable;
   reap();
   if (pending_.count(sequence) == 0) return cudaSuccess;
@@ -625,19 +890,74 @@ cudaError_t Runtime::malloc_device(void** ptr, std::size_t bytes) {
   return cudaSuccess;
 }
 
-cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes) {
+cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) {
   if (ptr == nullptr) return cudaErrorInvalidValue;
+  constexpr unsigned kKnownFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+  if ((flags & ~kKnownFlags) != 0) return cudaErrorInvalidValue;
   const auto address = driver_->allocate(bytes == 0 ? 1 : bytes, 4096);
-  if (!address) {
+  if (address) {
+    host_allocations_[*address] = bytes;
+    *ptr = driver_->pointer(*address);
+    host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
+    return cudaSuccess;
+  }
+  // The window is full: ordinary host memory works for every copy (staged through the window),
+  // only slower and synchronous. Said once.
+  void* host = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (host == MAP_FAILED) return cudaErrorMemoryAllocation;
+  if (!pageable_pinned_logged_) {
+    pageable_pinned_logged_ = true;
     std::fprintf(stderr,
-                 "gpuvp: pinned host memory is limited to the channel's DMA window (%llu of %llu bytes in use)\n",
+                 "gpuvp: pinned host memory beyond the channel's DMA window (%llu of %llu bytes in use) is pageable "
+                 "memory: copies from and to it are staged through the window and synchronous\n",
                  static_cast<unsigned long long>(driver_->window_used()),
                  static_cast<unsigned long long>(driver_->window_capacity()));
-    return cudaErrorMemoryAllocation;
   }
-  host_allocations_[*address] = bytes;
-  *ptr = driver_->pointer(*address);
+  pageable_pinned_[to_address(host)] = bytes;
+  host_alloc_flags_[to_address(host)] = HostRange{bytes, flags};
+  *ptr = host;
   return cudaSuccess;
+}
+
+cudaError_t Runtime::host_register(void* ptr, std::size_t bytes, unsigned flags) {
+  if (ptr == nullptr || bytes == 0) return cudaErrorInvalidValue;
+  constexpr unsigned kKnownFlags =
+      cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+  if ((flags & ~kKnownFlags) != 0) return cudaErrorInvalidValue;
+  if ((flags & (cudaHostRegisterIoMemory | cudaHostRegisterReadOnly)) != 0) return cudaErrorNotSupported;
+  const uint64_t lo = to_address(ptr);
+  // Overlapping an existing registration (or pinned allocation) is an error, as in CUDA.
+  auto overlaps = [&](const std::map<uint64_t, HostRange>& ranges) {
+    auto it = ranges.upper_bound(lo + bytes - 1);
+    if (it == ranges.begin()) return false;
+    --it;
+    return it->first + std::max<uint64_t>(it->second.bytes, 1) > lo;
+  };
+  if (overlaps(registered_) || overlaps(host_alloc_flags_)) return cudaErrorHostMemoryAlreadyRegistered;
+  // Registration changes nothing for the copies: pageable memory is staged through the window.
+  registered_[lo] = HostRange{bytes, flags};
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_unregister(void* ptr) {
+  const auto it = registered_.find(to_address(ptr));
+  if (ptr == nullptr || it == registered_.end()) return cudaErrorHostMemoryNotRegistered;
+  registered_.erase(it);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_flags(unsigned* flags, void* ptr) {
+  if (flags == nullptr || ptr == nullptr) return cudaErrorInvalidValue;
+  for (const auto* ranges : {&host_alloc_flags_, &registered_}) {
+    auto it = ranges->upper_bound(to_address(ptr));
+    if (it == ranges->begin()) continue;
+    --it;
+    if (to_address(ptr) - it->first < std::max<uint64_t>(it->second.bytes, 1)) {
+      *flags = it->second.flags;
+      return cudaSuccess;
+    }
+  }
+  return cudaErrorInvalidValue;
 }
 
 void Runtime::register_managed_variable(void** handle, void** slot, const char* device_name, std::size_t size) {
@@ -1019,6 +1339,10 @@ cudaError_t Runtime::free_device(void* ptr) {
     ::munmap(ptr, end - it->first);
     host_pages_.erase(host_pages_.lower_bound(it->first), host_pages_.lower_bound(end));
   }
+  if (const auto pooled = pool_allocations_.find(it->first); pooled != pool_allocations_.end()) {
+    pooled->second->live.erase(it->first);  // cudaFree of a cudaMallocAsync block: gone from its pool
+    pool_allocations_.erase(pooled);
+  }
   allocations_.erase(it);
   if (done.lost) return cudaErrorDevicesUnavailable;
   return done.ok() ? cudaSuccess : cudaErrorInvalidValue;
@@ -1026,10 +1350,18 @@ cudaError_t Runtime::free_device(void* ptr) {
 
 cudaError_t Runtime::free_host(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  if (const auto pageable = pageable_pinned_.find(to_address(ptr)); pageable != pageable_pinned_.end()) {
+    if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+    ::munmap(ptr, pageable->second);
+    pageable_pinned_.erase(pageable);
+    host_alloc_flags_.erase(to_address(ptr));
+    return cudaSuccess;
+  }
   const auto address = driver_->host_address(ptr);
   if (!address || host_allocations_.count(*address) == 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
   host_allocations_.erase(*address);
+  host_alloc_flags_.erase(to_address(ptr));
   driver_->release(*address);
   return cudaSuccess;
 }
@@ -1147,6 +1479,7 @@ cudaError_t Runtime::prefetch(const void* ptr, std::size_t bytes, bool to_device
 cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return cudaErrorInvalidValue;
   std::memset(attributes, 0, sizeof *attributes);
+  unsigned flags_unused = 0;
   bool managed = false;
   for_managed_in(to_address(ptr), to_address(ptr) + 1, [&](uint64_t, uint64_t, const Allocation&) { managed = true; });
   if (managed) {
@@ -1156,7 +1489,7 @@ cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const
   } else if (is_device_range(to_address(ptr), 1)) {
     attributes->type = cudaMemoryTypeDevice;
     attributes->devicePointer = const_cast<void*>(ptr);
-  } else if (driver_->host_address(ptr)) {
+  } else if (driver_->host_address(ptr) || host_flags(&flags_unused, const_cast<void*>(ptr)) == cudaSuccess) {
     attributes->type = cudaMemoryTypeHost;
     attributes->hostPointer = const_cast<void*>(ptr);
   } else {
@@ -1165,6 +1498,17 @@ cudaError_t Runtime::pointer_attributes(cudaPointerAttributes* attributes, const
     return cudaSuccess;
   }
   attributes->device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::attach_memory(cudaStream_t stream_handle, void* ptr, std::size_t bytes, unsigned flags) {
+  if (stream_of(stream_handle) == nullptr) return cudaErrorInvalidResourceHandle;
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle) {
+    return cudaErrorInvalidValue;
+  }
+  const auto it = allocations_.find(to_address(ptr));
+  if (it == allocations_.end() || !it->second.managed) return cudaErrorInvalidValue;
+  if (bytes != 0 && bytes != it->second.bytes) return cudaErrorInvalidValue;  // all of it, as CUDA requires
   return cudaSuccess;
 }
 
@@ -1180,14 +1524,20 @@ cudaError_t Runtime::mem_info(std::size_t* free_bytes, std::size_t* total_bytes)
 // ---------------------------------------------------------------------------------------------
 // Launch.
 
+std::vector<Runtime::LaunchConfig>& Runtime::configurations() {
+  thread_local std::vector<LaunchConfig> pushed;
+  return pushed;
+}
+
 void Runtime::push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream) {
-  configurations_.push_back(LaunchConfig{grid, block, shared, stream});
+  configurations().push_back(LaunchConfig{grid, block, shared, stream});
 }
 
 cudaError_t Runtime::pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream) {
-  if (configurations_.empty()) return cudaErrorMissingConfiguration;
-  const LaunchConfig config = configurations_.back();
-  configurations_.pop_back();
+  std::vector<LaunchConfig>& pushed = configurations();
+  if (pushed.empty()) return cudaErrorMissingConfiguration;
+  const LaunchConfig config = pushed.back();
+  pushed.pop_back();
   if (grid != nullptr) *grid = config.grid;
   if (block != nullptr) *block = config.block;
   if (shared != nullptr) *shared = config.shared;
@@ -1312,7 +1662,8 @@ cudaError_t Runtime::occupancy(int* blocks, const void* host_function, int block
 // Streams and events.
 
 Stream* Runtime::stream_of(cudaStream_t stream) {
-  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return &legacy_;
+  if (stream == nullptr || stream == cudaStreamLegacy) return &legacy_;
+  if (stream == cudaStreamPerThread) return &per_thread_stream();
   const auto it = streams_.find(reinterpret_cast<Stream*>(stream));
   return it == streams_.end() ? nullptr : it->second.get();
 }
@@ -1327,6 +1678,8 @@ cudaError_t Runtime::stream_create(cudaStream_t* stream, unsigned flags) {
   auto created = std::make_unique<Stream>();
   created->queue = 1 + (next_queue_++ - 1) % kStreamQueues;
   created->blocking = (flags & cudaStreamNonBlocking) == 0;
+  created->flags = flags & cudaStreamNonBlocking;
+  created->id = next_stream_id_++;
   *stream = reinterpret_cast<cudaStream_t>(created.get());
   streams_[created.get()] = std::move(created);
   return cudaSuccess;
@@ -1343,8 +1696,11 @@ cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
   if (stream->queue == 0) return synchronize();
-  const cudaError_t error = wait_for(last_on_queue_[stream->queue]);
+  const uint64_t last = last_on_queue_[stream->queue];
+  const cudaError_t error = last == 0 ? cudaSuccess : wait_for(last);
   if (error != cudaSuccess) return error;
+  release_pool_blocks(default_pool_, default_pool_.release_threshold);
+  for (auto& entry : pools_) release_pool_blocks(*entry.second, entry.second->release_threshold);
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return deferred;
@@ -1357,8 +1713,13 @@ cudaError_t Runtime::stream_query(cudaStream_t stream_handle) {
 }
 
 cudaError_t Runtime::query(uint64_t sequence) {
+  ++activity_;
   reap();
   if (sequence == 0 || pending_.count(sequence) == 0) return cudaSuccess;
+  if (!host_callbacks_.empty()) {
+    if (const cudaError_t e = run_host_functions(sequence, true); e != cudaSuccess) return e;
+    if (pending_.count(sequence) == 0) return cudaSuccess;
+  }
   // Simulated time advances only while the host waits: a query that finds the work unfinished
   // lets the platform run for one quantum (host.query_quantum), or until the work completes, so a
   // program that polls without ever synchronizing still gets its work done (device.h HostWaiting).
@@ -1452,7 +1813,7 @@ cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEven
 
 cudaError_t Runtime::synchronize() {
   if (driver_ == nullptr) return cudaSuccess;
-  cudaError_t first = cudaSuccess;
+  cudaError_t first = run_host_functions(UINT64_MAX, false);
   for (uint32_t q = 0; q < dev::kQueuesPerChannel; ++q) {
     const uint64_t last = last_on_queue_[q];
     if (last == 0 || pending_.count(last) == 0) continue;
@@ -1461,9 +1822,396 @@ cudaError_t Runtime::synchronize() {
   }
   reap();
   if (sticky_ != cudaSuccess) return sticky_;
+  // A synchronization point: pools give memory above their release threshold back.
+  release_pool_blocks(default_pool_, default_pool_.release_threshold);
+  for (auto& entry : pools_) release_pool_blocks(*entry.second, entry.second->release_threshold);
   const cudaError_t deferred = deferred_;
   deferred_ = cudaSuccess;
   return first != cudaSuccess ? first : deferred;
+}
+
+
+Stream& Runtime::per_thread_stream() {
+  // The per-thread default stream: one ordinary blocking stream per host thread, created on the
+  // thread's first use (it synchronizes with the legacy default stream like any blocking stream).
+  auto& stream = per_thread_streams_[std::this_thread::get_id()];
+  if (stream == nullptr) {
+    stream = std::make_unique<Stream>();
+    stream->queue = 1 + (next_queue_++ - 1) % kStreamQueues;
+    stream->id = next_stream_id_++;
+  }
+  return *stream;
+}
+
+cudaError_t Runtime::stream_flags(cudaStream_t stream_handle, unsigned* flags) {
+  if (flags == nullptr) return cudaErrorInvalidValue;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  *flags = stream->flags;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::stream_priority(cudaStream_t stream_handle, int* priority) {
+  if (priority == nullptr) return cudaErrorInvalidValue;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  *priority = stream->priority;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::stream_id(cudaStream_t stream_handle, unsigned long long* id) {
+  if (id == nullptr) return cudaErrorInvalidValue;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  *id = stream->id;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host functions in stream order.
+
+namespace {
+thread_local bool on_callback_thread_now = false;
+}
+
+CallbackThread::CallbackThread() : thread_([this] { loop(); }) {}
+
+CallbackThread::~CallbackThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+bool CallbackThread::on_callback_thread() { return on_callback_thread_now; }
+
+void CallbackThread::run(const std::function<void()>& job) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  job_ = &job;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return job_ == nullptr; });
+}
+
+void CallbackThread::loop() {
+  on_callback_thread_now = true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || job_ != nullptr; });
+    if (job_ == nullptr) return;  // stopping, nothing left to run
+    const std::function<void()>* job = job_;
+    lock.unlock();
+    (*job)();
+    lock.lock();
+    job_ = nullptr;
+    changed_.notify_all();
+  }
+}
+
+cudaError_t Runtime::launch_host_function(cudaStream_t stream_handle, HostCallback callback) {
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  // The marker completes once the stream's earlier work has (submit() orders it after the legacy
+  // stream as usual); the SemaphoreWait behind it holds the stream's later work until the host
+  // function has returned and the runtime has written the release value.
+  const uint64_t trigger = submit(*stream, command(dev::Opcode::Nop), Pending{0, {0, 0}, 0, "host function"});
+  if (trigger == 0) return cudaErrorDevicesUnavailable;
+  const uint32_t queue = stream->queue;
+  const uint64_t value = ++release_value_[queue];
+  if (submit_raw(queue, command(dev::Opcode::SemaphoreWait, release_cells_ + 16 * queue, value),
+                 Pending{0, {0, 0}, 0, "host function"}) == 0) {
+    return cudaErrorDevicesUnavailable;
+  }
+  callback.trigger = trigger;
+  callback.queue = queue;
+  callback.release_value = value;
+  host_callbacks_.push_back(callback);
+  if (!progress_thread_.joinable()) progress_thread_ = std::thread([this] { progress_loop(); });
+  return cudaSuccess;
+}
+
+void Runtime::progress_loop() {
+  constexpr auto kProgressTick = std::chrono::milliseconds(50);
+  uint64_t seen = ~uint64_t{0};
+  std::unique_lock<std::mutex> stop(progress_mutex_);
+  while (!progress_stop_.wait_for(stop, kProgressTick, [&] { return progress_stopping_; })) {
+    std::unique_lock<std::recursive_mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) continue;  // a program thread is in the runtime: it makes progress
+    if (host_callbacks_.empty() || driver_ == nullptr) {
+      seen = ~uint64_t{0};
+      continue;
+    }
+    if (activity_ != seen) {  // the program submitted or waited since the last tick
+      seen = activity_;
+      continue;
+    }
+    if (!progress_logged_) {
+      progress_logged_ = true;
+      std::fprintf(stderr,
+                   "gpuvp: host functions are queued and the program has stopped calling CUDA: the runtime waits "
+                   "for them itself (simulated time then depends on when the program calls again)\n");
+    }
+    const cudaError_t error = run_host_functions(UINT64_MAX, false);
+    if (error != cudaSuccess && !is_sticky(error) && deferred_ == cudaSuccess) deferred_ = error;
+    seen = activity_;
+  }
+}
+
+cudaError_t Runtime::run_host_functions(uint64_t before, bool poll) {
+  bool polled = false;
+  for (;;) {
+    reap();
+    if (host_callbacks_.empty() || host_callbacks_.front().trigger >= before) return cudaSuccess;
+    // Run every host function (queued before `before`) whose marker has completed, oldest first.
+    // One queued later on a queue never completes before an earlier one of the same queue has run
+    // (that one's semaphore holds the queue).
+    auto ready = host_callbacks_.end();
+    bool several_queues = false;
+    for (auto it = host_callbacks_.begin(); it != host_callbacks_.end() && it->trigger < before; ++it) {
+      several_queues = several_queues || it->queue != host_callbacks_.front().queue;
+      if (ready == host_callbacks_.end() && pending_.count(it->trigger) == 0) ready = it;
+    }
+    if (ready != host_callbacks_.end()) {
+      const HostCallback callback = *ready;
+      host_callbacks_.erase(ready);
+      if (const cudaError_t e = run_host_function(callback); e != cudaSuccess) return e;
+      continue;
+    }
+    // None is ready: let the device run. The oldest one's marker is waited for; when host
+    // functions of several queues wait, in steps of at most one query quantum, so that each runs
+    // within a quantum of its marker rather than behind older ones of other streams.
+    const uint64_t oldest = host_callbacks_.front().trigger;
+    if (poll) {
+      if (polled) return cudaErrorNotReady;  // a query lets time run for one quantum, no more
+      polled = true;
+    }
+    if (poll || several_queues) {
+      driver_->query(oldest);
+      if (!driver_->alive()) {
+        host_callbacks_.clear();  // nothing will run on the device any more
+        return wait_without_host_functions(oldest);
+      }
+      continue;
+    }
+    if (const cudaError_t e = wait_without_host_functions(oldest); e != cudaSuccess) {
+      if (sticky_ == cudaErrorDevicesUnavailable) {
+        host_callbacks_.clear();
+        return e;
+      }
+    }
+  }
+}
+
+cudaError_t Runtime::run_host_function(const HostCallback& callback) {
+  // Simulated time stands still while the host function runs: the platform advances it only
+  // while this client waits, and it waits for nothing until the release value is written.
+  if (callback_thread_ == nullptr) callback_thread_ = std::make_unique<CallbackThread>();
+  const cudaError_t status = sticky_;
+  callback_thread_->run([&] {
+    if (callback.host_fn != nullptr) callback.host_fn(callback.user_data);
+    if (callback.callback != nullptr) callback.callback(callback.stream, status, callback.user_data);
+  });
+  // The device writes the release value (a SemaphoreSignal on the control queue), so the stream
+  // moves on at a simulated time fixed by the command stream, not by when the host's own write
+  // would happen to be seen.
+  if (submit_raw(kControlQueue,
+                 command(dev::Opcode::SemaphoreSignal, release_cells_ + 16 * callback.queue, callback.release_value),
+                 Pending{0, {0, 0}, 0, "host function"}) == 0) {
+    return cudaErrorDevicesUnavailable;
+  }
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream-ordered allocation.
+
+uint64_t MemPool::reserved() const {
+  uint64_t bytes = 0;
+  for (const auto& entry : live) bytes += entry.second;
+  for (const FreeBlock& block : free_blocks) bytes += block.bytes;
+  return bytes;
+}
+
+uint64_t MemPool::used() const {
+  uint64_t bytes = 0;
+  for (const auto& entry : live) bytes += entry.second;
+  return bytes;
+}
+
+MemPool* Runtime::pool_of(cudaMemPool_t handle) {
+  auto* pool = reinterpret_cast<MemPool*>(handle);
+  if (pool == &default_pool_) return pool;
+  return pools_.count(pool) != 0 ? pool : nullptr;
+}
+
+cudaError_t Runtime::pool_create(cudaMemPool_t* handle, const cudaMemPoolProps* props) {
+  if (handle == nullptr || props == nullptr) return cudaErrorInvalidValue;
+  if (props->allocType != cudaMemAllocationTypePinned) return cudaErrorInvalidValue;
+  if (props->location.type != cudaMemLocationTypeDevice) return cudaErrorNotSupported;  // host pools
+  if (props->location.id != 0) return cudaErrorInvalidDevice;
+  if (props->handleTypes != cudaMemHandleTypeNone) return cudaErrorNotSupported;  // no IPC
+  auto pool = std::make_unique<MemPool>();
+  *handle = reinterpret_cast<cudaMemPool_t>(pool.get());
+  pools_[pool.get()] = std::move(pool);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::pool_destroy(cudaMemPool_t handle) {
+  MemPool* pool = pool_of(handle);
+  if (pool == nullptr || pool == &default_pool_) return cudaErrorInvalidValue;
+  // Free blocks go back once the work before their frees is done; blocks still allocated stay
+  // valid, as ordinary device allocations that cudaFree releases.
+  for (const MemPool::FreeBlock& block : pool->free_blocks) {
+    if (block.ready != 0) wait_for(block.ready);
+  }
+  release_pool_blocks(*pool, 0);
+  for (const auto& entry : pool->live) pool_allocations_.erase(entry.first);
+  if (current_pool_ == pool) current_pool_ = &default_pool_;
+  pools_.erase(pool);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::set_current_pool(cudaMemPool_t handle) {
+  MemPool* pool = pool_of(handle);
+  if (pool == nullptr) return cudaErrorInvalidValue;
+  current_pool_ = pool;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::malloc_async(void** ptr, std::size_t bytes, MemPool& pool, cudaStream_t stream_handle) {
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (bytes == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  reap();
+  // Reuse the smallest free block that fits and that the stream may use now: freed on the same
+  // queue (the queue orders this stream's later work after the free), or, with opportunistic
+  // reuse, its free known complete.
+  auto usable = [&](const MemPool::FreeBlock& block) {
+    if (block.bytes < bytes) return false;
+    if (block.queue == stream->queue) return true;
+    return pool.reuse_allow_opportunistic != 0 && (block.ready == 0 || pending_.count(block.ready) == 0);
+  };
+  auto best = pool.free_blocks.end();
+  for (auto it = pool.free_blocks.begin(); it != pool.free_blocks.end(); ++it) {
+    if (usable(*it) && (best == pool.free_blocks.end() || it->bytes < best->bytes)) best = it;
+  }
+  if (best != pool.free_blocks.end()) {
+    const uint64_t address = best->address;
+    pool.live[address] = best->bytes;
+    pool.free_blocks.erase(best);
+    pool.used_high = std::max(pool.used_high, pool.used());
+    *ptr = reinterpret_cast<void*>(address);
+    return cudaSuccess;
+  }
+  void* mapped = nullptr;
+  cudaError_t error = malloc_device(&mapped, bytes);
+  if (error == cudaErrorMemoryAllocation) {
+    // Out of device memory: give back every pool's unused blocks, then try once more.
+    release_pool_blocks(default_pool_, 0);
+    for (auto& entry : pools_) release_pool_blocks(*entry.second, 0);
+    error = malloc_device(&mapped, bytes);
+  }
+  if (error != cudaSuccess) return error;
+  pool.live[to_address(mapped)] = bytes;
+  pool_allocations_[to_address(mapped)] = &pool;
+  pool.used_high = std::max(pool.used_high, pool.used());
+  pool.reserved_high = std::max(pool.reserved_high, pool.reserved());
+  *ptr = mapped;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::free_async(void* ptr, cudaStream_t stream_handle) {
+  Stream* stream = stream_of(stream_handle);
+  if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (ptr == nullptr) return cudaSuccess;
+  const auto pooled = pool_allocations_.find(to_address(ptr));
+  if (pooled == pool_allocations_.end()) {
+    // Memory from cudaMalloc: freed at once, after the work that may use it.
+    return allocations_.count(to_address(ptr)) != 0 ? free_device(ptr) : cudaErrorInvalidValue;
+  }
+  MemPool& pool = *pooled->second;
+  const auto live = pool.live.find(to_address(ptr));
+  if (live == pool.live.end()) return cudaErrorInvalidValue;  // freed twice
+  // The block is free once the stream's earlier work is done: a marker says when.
+  const uint64_t marker = submit(*stream, command(dev::Opcode::Nop), Pending{0, {0, 0}, 0, "cudaFreeAsync"});
+  if (marker == 0) return cudaErrorDevicesUnavailable;
+  pool.free_blocks.push_back(MemPool::FreeBlock{live->first, live->second, marker, stream->queue});
+  pool.live.erase(live);
+  return cudaSuccess;
+}
+
+void Runtime::release_pool_blocks(MemPool& pool, uint64_t keep_bytes) {
+  if (driver_ == nullptr || pool.free_blocks.empty()) return;
+  reap();
+  uint64_t reserved = pool.reserved();
+  for (auto it = pool.free_blocks.begin(); it != pool.free_blocks.end() && reserved > keep_bytes;) {
+    if (it->ready != 0 && pending_.count(it->ready) != 0) {  // work before its free still queued
+      ++it;
+      continue;
+    }
+    const uint64_t address = it->address;
+    reserved -= it->bytes;
+    it = pool.free_blocks.erase(it);
+    pool_allocations_.erase(address);
+    const auto allocation = allocations_.find(address);
+    if (allocation == allocations_.end()) continue;
+    allocations_.erase(allocation);
+    const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, address));
+    if (!done.ok()) status_error(done, "memory pool release");
+  }
+}
+
+cudaError_t Runtime::pool_trim(MemPool& pool, std::size_t keep_bytes) {
+  release_pool_blocks(pool, keep_bytes);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::pool_attribute(MemPool& pool, cudaMemPoolAttr attr, void* value, bool set) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  auto flag = [&](int& field) {
+    if (set) {
+      field = *static_cast<const int*>(value) != 0 ? 1 : 0;
+    } else {
+      *static_cast<int*>(value) = field;
+    }
+    return cudaSuccess;
+  };
+  auto figure = [&](uint64_t current, uint64_t* high) {
+    if (set) {
+      // Only the high-water marks may be set, and only to 0: they restart from the current figure.
+      if (high == nullptr || *static_cast<const uint64_t*>(value) != 0) return cudaErrorInvalidValue;
+      *high = current;
+    } else {
+      *static_cast<uint64_t*>(value) = high != nullptr ? *high : current;
+    }
+    return cudaSuccess;
+  };
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies: return flag(pool.reuse_follow_event_dependencies);
+    case cudaMemPoolReuseAllowOpportunistic: return flag(pool.reuse_allow_opportunistic);
+    case cudaMemPoolReuseAllowInternalDependencies: return flag(pool.reuse_allow_internal_dependencies);
+    case cudaMemPoolAttrReleaseThreshold:
+      if (set) {
+        pool.release_threshold = *static_cast<const uint64_t*>(value);
+      } else {
+        *static_cast<uint64_t*>(value) = pool.release_threshold;
+      }
+      return cudaSuccess;
+    case cudaMemPoolAttrReservedMemCurrent: return set ? cudaErrorInvalidValue : figure(pool.reserved(), nullptr);
+    case cudaMemPoolAttrReservedMemHigh:
+      pool.reserved_high = std::max(pool.reserved_high, pool.reserved());
+      return figure(pool.reserved(), &pool.reserved_high);
+    case cudaMemPoolAttrUsedMemCurrent: return set ? cudaErrorInvalidValue : figure(pool.used(), nullptr);
+    case cudaMemPoolAttrUsedMemHigh:
+      pool.used_high = std::max(pool.used_high, pool.used());
+      return figure(pool.used(), &pool.used_high);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace gpuvp::cudart
@@ -1471,6 +2219,7 @@ cudaError_t Runtime::synchronize() {
 namespace gpuvp::cudart {
 
 int report_unimplemented(const char* name) {
+  if (CallbackThread::on_callback_thread()) return static_cast<int>(cudaErrorNotPermitted);
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   runtime.log_unsupported(name);

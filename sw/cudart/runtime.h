@@ -5,13 +5,17 @@
 
 #include <cuda_runtime_api.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuvp/device.h"
@@ -64,6 +68,64 @@ struct Allocation {
 struct Stream {
   uint32_t queue = 0;
   bool blocking = true;  // synchronizes with the legacy default stream
+  unsigned flags = cudaStreamDefault;
+  int priority = 0;
+  unsigned long long id = 0;  // cudaStreamGetId
+};
+
+// A host function in stream order (cudaLaunchHostFunc, cudaStreamAddCallback): the stream's
+// queue holds a marker command (`trigger`: the earlier work is done once it completes), then a
+// SemaphoreWait on the queue's release cell that holds the later work until the function ran.
+struct HostCallback {
+  uint64_t trigger = 0;        // sequence of the marker
+  uint32_t queue = 0;
+  uint64_t release_value = 0;  // written to the queue's release cell once the function returned
+  cudaStream_t stream = nullptr;     // as the program named it (cudaStreamAddCallback's argument)
+  cudaHostFn_t host_fn = nullptr;    // cudaLaunchHostFunc
+  cudaStreamCallback_t callback = nullptr;  // cudaStreamAddCallback
+  void* user_data = nullptr;
+};
+
+// Runs host functions on a thread of the runtime, one at a time, while the caller waits.
+class CallbackThread {
+ public:
+  CallbackThread();
+  ~CallbackThread();
+  CallbackThread(const CallbackThread&) = delete;
+  CallbackThread& operator=(const CallbackThread&) = delete;
+  void run(const std::function<void()>& job);  // returns once `job` has returned
+  // True on the callback thread: CUDA calls from a host function are refused (cudaErrorNotPermitted).
+  static bool on_callback_thread();
+
+ private:
+  void loop();
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  const std::function<void()>* job_ = nullptr;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// A stream-ordered memory pool (cudaMallocAsync, cudaMemPool*). Freed blocks stay mapped for
+// reuse; a block freed on a stream is reusable by later work of that stream at once, by any
+// stream once the free's marker command has completed.
+struct MemPool {
+  struct FreeBlock {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint64_t ready = 0;  // sequence of the free's marker (0: free since before any marker)
+    uint32_t queue = 0;  // queue of the stream that freed it
+  };
+  std::vector<FreeBlock> free_blocks;        // in order of freeing
+  std::map<uint64_t, uint64_t> live;         // address -> bytes, allocated from this pool
+  uint64_t release_threshold = 0;            // cudaMemPoolAttrReleaseThreshold
+  int reuse_follow_event_dependencies = 1;
+  int reuse_allow_opportunistic = 1;
+  int reuse_allow_internal_dependencies = 1;
+  uint64_t reserved_high = 0;
+  uint64_t used_high = 0;
+  uint64_t reserved() const;
+  uint64_t used() const;
 };
 
 struct Event {
@@ -110,11 +172,19 @@ class Runtime {
   const device::DeviceInfo& info() const { return driver_->device_info(); }
   cudaError_t device_properties(cudaDeviceProp* prop);
   cudaError_t device_attribute(int* value, cudaDeviceAttr attr);
+  // The legacy default stream for nullptr, the calling thread's per-thread default stream for
+  // cudaStreamPerThread.
+  static cudaStream_t per_thread(cudaStream_t stream) { return stream == nullptr ? cudaStreamPerThread : stream; }
   cudaError_t reset();
 
   // ---- Memory.
   cudaError_t malloc_device(void** ptr, std::size_t bytes);
-  cudaError_t malloc_host(void** ptr, std::size_t bytes);
+  // Pinned host memory from the channel's DMA window; beyond what the window holds, pageable
+  // memory (said once on stderr: copies from it are staged through the window, synchronously).
+  cudaError_t malloc_host(void** ptr, std::size_t bytes, unsigned flags = 0);
+  cudaError_t host_register(void* ptr, std::size_t bytes, unsigned flags);
+  cudaError_t host_unregister(void* ptr);
+  cudaError_t host_flags(unsigned* flags, void* ptr);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -134,6 +204,9 @@ class Runtime {
   bool host_fault(uint64_t address, bool write);
   cudaError_t pointer_attributes(cudaPointerAttributes* attributes, const void* ptr);
   cudaError_t mem_info(std::size_t* free_bytes, std::size_t* total_bytes);
+  // cudaStreamAttachMemAsync: checks the stream, range and flags. Host access to managed memory
+  // is page-fault driven whatever the attachment, so it changes nothing else.
+  cudaError_t attach_memory(cudaStream_t stream, void* ptr, std::size_t bytes, unsigned flags);
 
   // ---- Launch.
   cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream);
@@ -157,6 +230,23 @@ class Runtime {
   cudaError_t event_query(cudaEvent_t event);
   cudaError_t event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end);
   cudaError_t synchronize();
+  cudaError_t stream_flags(cudaStream_t stream, unsigned* flags);
+  cudaError_t stream_priority(cudaStream_t stream, int* priority);
+  cudaError_t stream_id(cudaStream_t stream, unsigned long long* id);
+  // A host function in stream order (HostCallback).
+  cudaError_t launch_host_function(cudaStream_t stream, HostCallback callback);
+
+  // ---- Stream-ordered allocation.
+  MemPool* default_pool() { return &default_pool_; }
+  MemPool* current_pool() { return current_pool_; }
+  MemPool* pool_of(cudaMemPool_t pool);  // nullptr for an unknown handle
+  cudaError_t pool_create(cudaMemPool_t* pool, const cudaMemPoolProps* props);
+  cudaError_t pool_destroy(cudaMemPool_t pool);
+  cudaError_t set_current_pool(cudaMemPool_t pool);
+  cudaError_t malloc_async(void** ptr, std::size_t bytes, MemPool& pool, cudaStream_t stream);
+  cudaError_t free_async(void* ptr, cudaStream_t stream);
+  cudaError_t pool_trim(MemPool& pool, std::size_t keep_bytes);
+  cudaError_t pool_attribute(MemPool& pool, cudaMemPoolAttr attr, void* value, bool set);
 
  private:
   Stream* stream_of(cudaStream_t stream);  // nullptr for an unknown handle
@@ -165,7 +255,19 @@ class Runtime {
   uint64_t submit(Stream& stream, device::Command command, Pending pending);
   uint64_t submit_raw(uint32_t queue, device::Command command, Pending pending);
   driver::Completion call(uint32_t queue, const device::Command& command);  // synchronous
-  cudaError_t wait_for(uint64_t sequence);  // waits, then completes everything that arrived
+  // Waits, then completes everything that arrived. Host functions queued before `sequence` run
+  // first, in submission order (run_host_functions).
+  cudaError_t wait_for(uint64_t sequence);
+  cudaError_t wait_without_host_functions(uint64_t sequence);
+  // Runs the host functions queued before `before` (every one for UINT64_MAX), each once its
+  // marker has completed, letting the device run meanwhile; when `poll`, for at most one query
+  // quantum (cudaErrorNotReady when one is still unfinished then). Dependencies only ever point
+  // from earlier submissions to later ones, so the oldest one's marker can always complete.
+  cudaError_t run_host_functions(uint64_t before, bool poll);
+  cudaError_t run_host_function(const HostCallback& callback);
+  Stream& per_thread_stream();
+  // Unmaps the pool's free blocks that no queued work may still use, down to `keep_bytes` kept.
+  void release_pool_blocks(MemPool& pool, uint64_t keep_bytes);
   // cudaStreamQuery / cudaEventQuery of `sequence`: cudaSuccess when it has completed, else lets
   // simulated time advance by at most one query quantum (Driver::query) and says again.
   cudaError_t query(uint64_t sequence);
@@ -218,7 +320,9 @@ class Runtime {
     std::size_t shared = 0;
     void* stream = nullptr;
   };
-  std::vector<LaunchConfig> configurations_;
+  // The <<<...>>> configurations pushed and not yet popped, per host thread: threads launching
+  // at the same time must each pop their own.
+  std::vector<LaunchConfig>& configurations();
 
   cudaError_t last_error_ = cudaSuccess;
   cudaError_t sticky_ = cudaSuccess;
@@ -229,12 +333,41 @@ class Runtime {
 
   std::map<uint64_t, Allocation> allocations_;     // device address -> allocation
   std::map<uint64_t, uint64_t> host_allocations_;  // host address -> bytes (pinned)
+  struct HostRange {
+    uint64_t bytes = 0;
+    unsigned flags = 0;
+  };
+  std::map<uint64_t, HostRange> host_alloc_flags_;  // pointer -> cudaHostAlloc's flags (window or pageable)
+  std::map<uint64_t, uint64_t> pageable_pinned_;     // pointer -> bytes: cudaMallocHost beyond the window
+  std::map<uint64_t, HostRange> registered_;        // pointer -> cudaHostRegister range
+  bool pageable_pinned_logged_ = false;
   std::map<uint64_t, Pending> pending_;            // sequence -> pending op
   uint64_t last_on_queue_[device::kQueuesPerChannel] = {};
   uint64_t queue_cells_ = 0;                       // host address: one {value, ps} per queue
   uint64_t queue_signal_[device::kQueuesPerChannel] = {};
   Stream legacy_{0, true};
   std::map<Stream*, std::unique_ptr<Stream>> streams_;
+  std::map<std::thread::id, std::unique_ptr<Stream>> per_thread_streams_;
+  unsigned long long next_stream_id_ = 1;
+  std::deque<HostCallback> host_callbacks_;       // queued, not yet run; in submission order
+  uint64_t release_cells_ = 0;                    // host address: one {value, ps} release cell per queue
+  uint64_t release_value_[device::kQueuesPerChannel] = {};
+  std::unique_ptr<CallbackThread> callback_thread_;
+  // Host functions must run even when the program never waits on the device (it may wait for
+  // them on a host barrier): once host functions are queued, this thread checks every
+  // kProgressTick whether the program has submitted or waited since the last check; if not, it
+  // waits for them itself (said once on stderr: simulated time then depends on when).
+  void progress_loop();
+  std::thread progress_thread_;
+  std::mutex progress_mutex_;
+  std::condition_variable progress_stop_;
+  bool progress_stopping_ = false;
+  uint64_t activity_ = 0;  // submissions and waits, counted while the runtime is locked
+  bool progress_logged_ = false;
+  MemPool default_pool_;
+  MemPool* current_pool_ = &default_pool_;
+  std::map<MemPool*, std::unique_ptr<MemPool>> pools_;  // created pools
+  std::map<uint64_t, MemPool*> pool_allocations_;       // address -> pool, live or free in a pool
   std::map<Event*, std::unique_ptr<Event>> events_;
   uint32_t next_queue_ = 1;
   bool has_managed_ = false;

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cctype>
 #include <fstream>
 #include <regex>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -291,6 +293,181 @@ TEST(GpuvpRun, TimingFallbacksAreLoud) {
   EXPECT_EQ(r.err.find("ran on the timing model"), std::string::npos) << describe(r);
   const nlohmann::json j = nlohmann::json::parse(slurp(stats));
   EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"], 4);
+// ---- Runtime API surface: device attributes, host functions, pools, per-thread streams.
+
+// "attr NAME VALUE" lines of device_attributes; an error is kept as its name in `errors`.
+struct Attributes {
+  std::map<std::string, long long> values;
+  std::map<std::string, std::string> errors;
+};
+
+Attributes parse_attributes(const std::string& out) {
+  Attributes a;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string tag, name, value;
+    words >> tag >> name >> value;
+    if (tag != "attr") continue;
+    if (value == "error") {
+      words >> a.errors[name];
+    } else {
+      a.values[name] = std::stoll(value);
+    }
+  }
+  return a;
+}
+
+// Every enumerator of cudaDeviceAttr in the toolkit's driver_types.h (cudaDevAttrMax excluded:
+// it has no value of its own).
+std::vector<std::string> header_attributes() {
+  const std::string text = slurp(std::string(GPUVP_CUDA_INCLUDE) + "/driver_types.h");
+  const std::size_t begin = text.find("enum __device_builtin__ cudaDeviceAttr");
+  const std::size_t end = text.find('}', begin);
+  std::vector<std::string> names;
+  if (begin == std::string::npos || end == std::string::npos) return names;
+  const std::string body = text.substr(begin, end - begin);
+  for (std::size_t at = body.find("cudaDevAttr"); at != std::string::npos; at = body.find("cudaDevAttr", at + 1)) {
+    std::size_t stop = at;
+    while (stop < body.size() && (std::isalnum(static_cast<unsigned char>(body[stop])) || body[stop] == '_')) ++stop;
+    std::size_t after = body.find_first_not_of(" \t", stop);
+    if (after != std::string::npos && body[after] == '=') names.push_back(body.substr(at, stop - at));
+  }
+  return names;
+}
+
+TEST(GpuvpRun, EveryDeviceAttributeAnswersFromThePreset) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/device_attributes"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_NE(r.out.find("PASS device_attributes"), std::string::npos) << describe(r);
+  const Attributes a = parse_attributes(r.out);
+  const std::vector<std::string> names = header_attributes();
+  ASSERT_GT(names.size(), 100u);
+  for (const std::string& name : names) {
+    EXPECT_EQ(a.errors.count(name), 0u) << name << " returned " << (a.errors.count(name) ? a.errors.at(name) : "");
+    EXPECT_EQ(a.values.count(name), 1u) << name << " was not asked (device_attributes.inc is stale?)";
+  }
+  // configs/v100.yaml, and what the runtime implements.
+  const std::map<std::string, long long> expected = {
+      {"cudaDevAttrComputeMode", 0},                         // cudaComputeModeDefault
+      {"cudaDevAttrMultiProcessorCount", 84},                // gpu.sm.count
+      {"cudaDevAttrClockRate", 1312000},                     // gpu.sm.clock, kHz
+      {"cudaDevAttrMemoryClockRate", 877000},                // memory.hbm.clock, kHz
+      {"cudaDevAttrGlobalMemoryBusWidth", 4096},             // 4 stacks x 8 channels x 128 bit
+      {"cudaDevAttrL2CacheSize", 32 * 192 * 1024},           // memory.l2: 32 slices of 192 KiB
+      {"cudaDevAttrMaxSharedMemoryPerMultiprocessor", 96 * 1024},
+      {"cudaDevAttrMaxSharedMemoryPerBlock", 48 * 1024},
+      {"cudaDevAttrMaxSharedMemoryPerBlockOptin", 96 * 1024},  // Volta: all of the SM's
+      {"cudaDevAttrReservedSharedMemoryPerBlock", 0},
+      {"cudaDevAttrMaxRegistersPerMultiprocessor", 65536},
+      {"cudaDevAttrMaxRegistersPerBlock", 65536},
+      {"cudaDevAttrMaxThreadsPerMultiProcessor", 2048},
+      {"cudaDevAttrMaxBlocksPerMultiprocessor", 32},
+      {"cudaDevAttrMaxThreadsPerBlock", 1024},
+      {"cudaDevAttrWarpSize", 32},
+      {"cudaDevAttrComputeCapabilityMajor", 7},
+      {"cudaDevAttrComputeCapabilityMinor", 0},
+      {"cudaDevAttrSingleToDoublePrecisionPerfRatio", 2},   // 64 FP32 / 32 FP64 lanes
+      {"cudaDevAttrConcurrentKernels", 1},
+      {"cudaDevAttrUnifiedAddressing", 1},
+      {"cudaDevAttrManagedMemory", 1},
+      {"cudaDevAttrConcurrentManagedAccess", 1},
+      {"cudaDevAttrMemoryPoolsSupported", 1},
+      {"cudaDevAttrAsyncEngineCount", 1},
+      {"cudaDevAttrCooperativeLaunch", 0},                   // not implemented: programs waive it
+      {"cudaDevAttrIntegrated", 0},
+      {"cudaDevAttrHostRegisterSupported", 1},
+      {"cudaDevAttrCanMapHostMemory", 0},                    // cudaHostGetDevicePointer: not implemented
+  };
+  for (const auto& [name, value] : expected) {
+    ASSERT_EQ(a.values.count(name), 1u) << name;
+    EXPECT_EQ(a.values.at(name), value) << name;
+  }
+  EXPECT_NE(r.out.find("prop totalGlobalMem 17179869184\n"), std::string::npos) << describe(r);  // 16384 MiB
+}
+
+TEST(GpuvpRun, DeviceAttributesFollowTheConfiguration) {
+  const ProcessResult r = run({kGpuvp, "run", "--set", "gpu.sm.count=40", "--set", "gpu.sm.clock=1GHz", "--set",
+                               "memory.hbm.clock=1GHz", "--set", "memory.l2.slices=16", "--set",
+                               "gpu.sm.fp64_lanes=2", "--set", "gpu.sm.shared_memory=64KiB", "--",
+                               kPrograms + "/device_attributes"},
+                              kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const Attributes a = parse_attributes(r.out);
+  EXPECT_EQ(a.values.at("cudaDevAttrMultiProcessorCount"), 40);
+  EXPECT_EQ(a.values.at("cudaDevAttrClockRate"), 1000000);
+  EXPECT_EQ(a.values.at("cudaDevAttrMemoryClockRate"), 1000000);
+  EXPECT_EQ(a.values.at("cudaDevAttrL2CacheSize"), 16 * 192 * 1024);
+  EXPECT_EQ(a.values.at("cudaDevAttrSingleToDoublePrecisionPerfRatio"), 32);
+  EXPECT_EQ(a.values.at("cudaDevAttrMaxSharedMemoryPerMultiprocessor"), 64 * 1024);
+  EXPECT_EQ(a.values.at("cudaDevAttrMaxSharedMemoryPerBlockOptin"), 64 * 1024);
+}
+
+// Host functions in stream order; two identical runs give byte-identical device statistics (the
+// host functions run while simulated time stands still).
+TEST(GpuvpRun, HostFunctionsRunInStreamOrderDeterministically) {
+  std::string first_out, first_stats;
+  for (int i = 0; i < 2; ++i) {
+    const std::string stats = ::testing::TempDir() + "/host_functions_" + std::to_string(i) + ".json";
+    std::remove(stats.c_str());
+    const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/host_functions"}, kRunTimeout);
+    ASSERT_FALSE(r.timed_out) << describe(r);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_NE(r.out.find("PASS host_functions"), std::string::npos) << describe(r);
+    const std::string text = slurp(stats);
+    ASSERT_FALSE(text.empty()) << describe(r);
+    if (i == 0) {
+      first_out = r.out;
+      first_stats = without_bridge(text);
+      continue;
+    }
+    EXPECT_EQ(r.out, first_out) << "the poll counts differ between identical runs";
+    EXPECT_TRUE(without_bridge(text) == first_stats) << "device statistics differ between identical runs";
+  }
+}
+
+// A program that waits for its host functions on a host barrier, never on the device (the CUDA
+// samples' callback program does): the runtime waits for them itself, and says so.
+TEST(GpuvpRun, HostFunctionsRunWhenTheProgramOnlyWaitsOnTheHost) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/host_function_barrier"}, seconds(180));
+  EXPECT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS host_function_barrier: 6 workloads"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("has stopped calling CUDA"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, StreamOrderedAllocation) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/mem_pools"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS mem_pools"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, PinnedAndRegisteredHostMemory) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/pinned_memory"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS pinned_memory"), std::string::npos) << describe(r);
+  // Beyond the DMA window, pinned memory is pageable: said once.
+  EXPECT_NE(r.err.find("is pageable memory"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
+  // The program really calls the per-thread variants.
+  const ProcessResult symbols = run({"nm", "-D", "--undefined-only", kPrograms + "/per_thread_stream"}, seconds(60));
+  ASSERT_EQ(symbols.exit_code, 0) << describe(symbols);
+  for (const char* name : {"cudaLaunchKernel_ptsz", "cudaMemcpy_ptds", "cudaStreamSynchronize_ptsz",
+                           "cudaLaunchHostFunc_ptsz", "cudaMemsetAsync_ptsz", "cudaProfilerStart",
+                           "cudaStreamIsCapturing_ptsz", "cudaStreamGetCaptureInfo_ptsz"}) {
+    EXPECT_NE(symbols.out.find(name), std::string::npos) << name << "\n" << symbols.out;
+  }
+  const ProcessResult r = gpuvp_run({kPrograms + "/per_thread_stream"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS per_thread_stream"), std::string::npos) << describe(r);
+  // The one unimplemented call (twice) is named once, under its per-thread name.
+  const std::string said = "cudaMemcpy2D_ptds is not supported by the gpuvp CUDA runtime";
+  EXPECT_NE(r.err.find(said), std::string::npos) << describe(r);
+  const std::string any = "is not supported by the gpuvp CUDA runtime";
+  EXPECT_EQ(r.err.find(any), r.err.rfind(any)) << describe(r);  // said once, and nothing else unsupported
 }
 
 // ---- Bad input and faults.

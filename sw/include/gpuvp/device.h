@@ -99,7 +99,9 @@ struct DeviceInfo {
   uint64_t core_clock_khz;
   uint64_t memory_clock_khz;
   uint32_t memory_bus_width_bits;
-  uint32_t reserved[13];
+  uint32_t fp32_lanes_per_sm;        // FP32 FMA per cycle per SM
+  uint32_t fp64_lanes_per_sm;        // FP64 FMA per cycle per SM (0: none)
+  uint32_t reserved[11];
 };
 static_assert(sizeof(DeviceInfo) == 192, "DeviceInfo layout is part of the protocol");
 
