@@ -1,6 +1,7 @@
 // `gpuvp validate` and `gpuvp run` on the timing model (sim.kernel_model=timing, the default).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -32,14 +33,37 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(Validate, PrintsEveryRow) {
-  const ProcessResult r = run({kGpuvp, "validate", "--config", "v100", "--quick"}, seconds(600));
+// The "off" columns of a row of the microbenchmark table: kernel cycles, then clock64.
+std::vector<double> offs_of(const std::string& out, const std::string& row) {
+  std::vector<double> offs;
+  const size_t at = out.find(row);
+  if (at == std::string::npos) return offs;
+  std::istringstream line(out.substr(at, out.find('\n', at) - at));
+  for (std::string token; line >> token;) {
+    if (token.size() >= 3 && (token[0] == '+' || token[0] == '-') && token.back() == '%') {
+      offs.push_back(std::stod(token.substr(0, token.size() - 1)));
+    }
+  }
+  return offs;
+}
+
+TEST(Validate, PrintsEveryRowAndTheLatenciesMatchBothWays) {
+  const ProcessResult r = run({kGpuvp, "validate", "--config", "v100", "--quick"}, seconds(900));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   for (const char* row : {"L1 hit latency", "shared-memory latency", "L2 hit latency", "DRAM latency",
-                          "DRAM bandwidth", "FP32 dependent-issue latency", "FP64 dependent-issue latency",
-                          "SFU dependent-issue latency", "shared 2-way bank-conflict slowdown",
-                          "shared 32-way bank-conflict slowdown", "vectorAdd 163840 elements"}) {
+                          "DRAM bandwidth", "L2 bandwidth", "FP32 dependent-issue latency",
+                          "FP64 dependent-issue latency", "SFU dependent-issue latency",
+                          "shared 2-way bank-conflict slowdown", "shared 32-way bank-conflict slowdown",
+                          "vectorAdd (163,840 elements)", "lud (256x256, 16x16 blocks)", "clock64"}) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << describe(r);
+  }
+  // Every latency with a published reference, measured from kernel cycles and with clock64()
+  // inside the kernel, lies within 5 % of it.
+  for (const char* row : {"L1 hit latency", "shared-memory latency", "L2 hit latency", "DRAM latency",
+                          "FP32 dependent-issue latency", "FP64 dependent-issue latency"}) {
+    const std::vector<double> offs = offs_of(r.out, row);
+    ASSERT_EQ(offs.size(), 2u) << row << "\n" << describe(r);
+    for (double off : offs) EXPECT_LE(std::abs(off), 5.0) << row << "\n" << r.out;
   }
 }
 
