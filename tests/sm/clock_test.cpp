@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/gpu/ptx/executor.h"
+#include "models/gpu/sm/sm_cluster.h"
 #include "tests/sm/bench.h"
 
 namespace gpuvp::gpu {
@@ -117,6 +118,72 @@ TEST(SmClock, FunctionalModelCountsInstructions) {
     return clock;
   };
   EXPECT_EQ(functional_clock(30) - functional_clock(10), 4u * 20);
+}
+
+// Every thread of 64 CTAs stores %clock64 and %globaltimer after a load: the values read on 8
+// SMs stepped by 1, 2 or 4 host threads are identical (they are the SMs' cycles, not a count of
+// host work), and they differ between CTAs (they are times, not constants).
+const char* kStamps = R"(
+.visible .entry stamps(.param .u64 in, .param .u64 out) {
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<10>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.u32 %r1, %r1, %r2, %r3;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  add.u32 %r2, %r2, 1;
+  st.global.u32 [%rd4], %r2;
+  mov.u64 %rd5, %clock64;
+  mov.u64 %rd6, %globaltimer;
+  mul.wide.u32 %rd7, %r1, 16;
+  add.u64 %rd8, %rd2, %rd7;
+  st.global.u64 [%rd8], %rd5;
+  st.global.u64 [%rd8+8], %rd6;
+  ret;
+}
+)";
+
+std::vector<uint64_t> run_stamps(const std::string& threads) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const SmParams p = testing::load_sm_params({"gpu.sm.count=8", "gpu.sm.cluster_size=2", "sim.threads=" + threads});
+  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
+  GpuCore core("gpu", p, clock, stats);
+  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
+  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
+    ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
+                                                              sc_core::sc_time(150, sc_core::SC_NS)));
+    core.cluster(i).out.bind(ports.back()->socket);
+  }
+  ptx::DeviceMemory memory;
+  ptx::LoadedModule module(ptx::Module::parse(testing::ptx_header() + kStamps, "stamps.ptx"), memory);
+  const uint32_t n = 64 * 64;
+  const uint64_t in = memory.allocate(4 * n), out = memory.allocate(16 * n);
+  memory.fill(in, 0, 4 * n);
+  const auto& k = module.kernel("stamps");
+  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{64}, ptx::Dim3{64}, 0}, ptx::pack_params(k, in, out));
+  bool done = false;
+  sc_core::sc_event finished;
+  sim.run([&] {
+    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
+    while (!done) wait(finished);
+  });
+  EXPECT_TRUE(run.finish().ok());
+  std::vector<uint64_t> stamps(2 * n);
+  memory.copy_from_device(stamps.data(), out, 16 * n);
+  return stamps;
+}
+
+TEST(SmClock, ReadsAreIdenticalForAnyThreadCount) {
+  const std::vector<uint64_t> one = run_stamps("1");
+  EXPECT_NE(one[0], one[2 * 64 * 63]);  // the last CTA ran later than the first
+  EXPECT_GT(one[2 * 64 * 63], 0u);
+  for (const char* threads : {"2", "4"}) EXPECT_TRUE(run_stamps(threads) == one) << threads << " threads";
 }
 
 }  // namespace
