@@ -332,7 +332,7 @@ int ValidateCommand::execute() const {
             << ") vs. published V100 figures\n";
   std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", "figure", "kernel cycles", "off", "clock64", "off", "reference",
               "reference source");
-  auto off = [](double value, double reference) {
+  auto percent_off = [](double value, double reference) {
     if (reference <= 0 || value < 0) return std::string("-");
     char t[32];
     std::snprintf(t, sizeof t, "%+.0f%%", 100.0 * (value - reference) / reference);
@@ -342,8 +342,8 @@ int ValidateCommand::execute() const {
     const std::string model = format_value(r.model) + " " + r.unit;
     const std::string timed = r.timed >= 0 ? format_value(r.timed) + " " + r.unit : "-";
     const std::string reference = r.reference > 0 ? format_value(r.reference) + " " + r.unit : "-";
-    std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", r.name.c_str(), model.c_str(), off(r.model, r.reference).c_str(),
-                timed.c_str(), off(r.timed, r.reference).c_str(), reference.c_str(), r.source.c_str());
+    std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", r.name.c_str(), model.c_str(), percent_off(r.model, r.reference).c_str(),
+                timed.c_str(), percent_off(r.timed, r.reference).c_str(), reference.c_str(), r.source.c_str());
   }
   std::printf("\n%-40s %8s %10s %10s %8s  %s\n", "application (every launch)", "launches", "model", "reference",
               "off", "reference source");

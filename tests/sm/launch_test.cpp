@@ -159,7 +159,7 @@ std::string knob_error(const std::string& override_text) {
 
 TEST(LaunchLatency, BadValuesAreRefusedNamingTheKnob) {
   for (const char* bad : {"gpu.launch.latency=2 ms", "gpu.launch.latency=-1 ns", "gpu.launch.latency=900",
-                          "gpu.launch.cta_dispatch_latency=3 GHz", "gpu.launch.completion_latency=5 s"}) {
+                          "gpu.launch.dispatch_latency=3 GHz", "gpu.launch.completion_latency=5 s"}) {
     const std::string message = knob_error(bad);
     const std::string knob = std::string(bad).substr(0, std::string(bad).find('='));
     EXPECT_NE(message.find(knob), std::string::npos) << bad << ": " << message;

@@ -31,7 +31,7 @@ struct LaunchParams {
     k.quantity(&LaunchParams::launch_latency_ps, "gpu.launch.latency", Dimension::Time, "915 ns", "0 ps", "1 ms",
                "front end: launch accepted -> its first CTA may be dispatched; default half of the 1.83 us per "
                "back-to-back empty kernel CSCS's ReFrame kernel-latency check measured on V100");
-    k.quantity(&LaunchParams::cta_dispatch_latency_ps, "gpu.launch.cta_dispatch_latency", Dimension::Time, "0 ps",
+    k.quantity(&LaunchParams::cta_dispatch_latency_ps, "gpu.launch.dispatch_latency", Dimension::Time, "0 ps",
                "0 ps", "1 ms",
                "CTA scheduler -> SM, per CTA (its slot is held meanwhile); default 0: no published V100 figure "
                "separates it from the 1.83 us launch path");
