@@ -7,8 +7,9 @@
 // Published V100 figure behind the defaults: CSCS's ReFrame GPU kernel-latency check
 // (reframe-hpc/reframe, cscs-checks/microbenchmarks/gpu/kernel_latency, reference for its V100
 // nodes 'ault:intelv100' and 'ault:amdv100') launches 5000 empty <<<1,1>>> kernels back to back
-// in one stream and measures 1.83 us per kernel: the whole per-kernel cost of the launch path
-// (launch + one CTA dispatch + an empty CTA + completion). No published figure splits it; the
+// in one stream and measures 1.83 us per kernel (host wall time over the 5000): the whole
+// per-kernel cost of the launch path (launch + one CTA dispatch + an empty CTA + completion),
+// or an upper bound of it were the host's launch calls slower still. No published figure splits it; the
 // defaults give half to the launch and half to the completion and nothing to the per-CTA
 // dispatch, so an empty kernel costs the measured 1.83 us on the model (plus the few cycles
 // its CTA runs).
