@@ -9,10 +9,10 @@
 // nodes 'ault:intelv100' and 'ault:amdv100') launches 5000 empty <<<1,1>>> kernels back to back
 // in one stream and measures 1.83 us per kernel (host wall time over the 5000): the whole
 // per-kernel cost of the launch path (launch + one CTA dispatch + an empty CTA + completion),
-// or an upper bound of it were the host's launch calls slower still. No published figure splits it; the
-// defaults give half to the launch and half to the completion and nothing to the per-CTA
-// dispatch, so an empty kernel costs the measured 1.83 us on the model (plus the few cycles
-// its CTA runs).
+// or an upper bound of it were the host's launch calls slower still. No published figure
+// splits it; the defaults give half to the launch and half to the completion and nothing to
+// the per-CTA dispatch, so an empty kernel costs the measured 1.83 us on the model (plus the
+// few cycles its CTA runs).
 #pragma once
 
 #include <cstdint>
