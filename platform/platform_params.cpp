@@ -17,6 +17,7 @@ config::KnobRegistry build_knob_registry() {
   config::KnobRegistry registry;
   config::declare_knobs<gpu::DeviceParams>(registry);
   config::declare_knobs<gpu::SmParams>(registry);
+  config::declare_knobs<gpu::LaunchParams>(registry);
   config::declare_knobs<gpu::CrossbarParams>(registry);
   config::declare_knobs<memory::L2Params>(registry);
   config::declare_knobs<memory::HbmParams>(registry);
@@ -33,6 +34,7 @@ PlatformParams PlatformParams::load(const config::Config& config) {
   PlatformParams p;
   p.device = config::load_params<gpu::DeviceParams>(config);
   p.sm = config::load_params<gpu::SmParams>(config);
+  p.launch = config::load_params<gpu::LaunchParams>(config);
   p.crossbar = config::load_params<gpu::CrossbarParams>(config);
   p.l2 = config::load_params<memory::L2Params>(config);
   p.hbm = config::load_params<memory::HbmParams>(config);

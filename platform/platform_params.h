@@ -6,6 +6,7 @@
 
 #include "models/gpu/command_processor/command_processor_params.h"
 #include "models/gpu/crossbar/crossbar_params.h"
+#include "models/gpu/cta_scheduler/launch_params.h"
 #include "models/gpu/device_params.h"
 #include "models/gpu/sm/sm_params.h"
 #include "models/memory/hbm/hbm_params.h"
@@ -30,6 +31,7 @@ struct SimParams {
 struct PlatformParams {
   gpu::DeviceParams device;
   gpu::SmParams sm;
+  gpu::LaunchParams launch;
   gpu::CrossbarParams crossbar;
   memory::L2Params l2;
   memory::HbmParams hbm;

@@ -36,6 +36,12 @@ public:
     std::uint64_t ticks_of_cycle(std::uint64_t n) const {
         return n <= max_fast_cycle_ ? n * ticks_per_second_ / frequency_hz_ : time_of_cycle(n).value();
     }
+    // Nanoseconds of simulated time at rising edge n (what %globaltimer reads at an issue).
+    std::uint64_t ns_of_cycle(std::uint64_t n) const {
+        const std::uint64_t ticks = ticks_of_cycle(n);
+        return ticks_per_second_ >= 1'000'000'000 ? ticks / (ticks_per_second_ / 1'000'000'000)
+                                                  : ticks * (1'000'000'000 / ticks_per_second_);
+    }
     // Index of the last edge at or before t.
     std::uint64_t cycle_at(const sc_core::sc_time& t) const;
     // Index / time of the first edge at or after t.

@@ -23,7 +23,7 @@ struct KernelCycles {
 struct ApplicationFigure {
   std::string name;
   uint64_t launches = 0;
-  uint64_t cycles = 0;     // summed kernel cycles of every launch (core clock)
+  uint64_t cycles = 0;     // summed kernel cycles of every launch (core clock; launch accepted -> completion)
   uint64_t reference = 0;  // published real-V100 cycles
   std::string source;
   std::vector<KernelCycles> kernels;  // the breakdown, in order of first launch

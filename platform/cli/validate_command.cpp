@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -32,12 +33,18 @@ struct Launch {
   ptx::Dim3 grid{1};
   ptx::Dim3 block{1};
   std::function<std::vector<uint8_t>(ptx::DeviceMemory&, const ptx::Kernel&)> setup;
+  // A clock64-timed kernel: setup stores here where the kernel writes its clock difference.
+  std::shared_ptr<uint64_t> clock_out;
 };
 
 struct Outcome {
-  uint64_t cycles = 0;
+  uint64_t cycles = 0;        // kernel cycles (launch accepted -> completion)
+  uint64_t clock_cycles = 0;  // what a timed kernel measured with clock64()
   uint64_t warp_instructions = 0;
 };
+
+// Links between the two clock64() reads of the timed_* kernels (kTimedLinks in ubench_kernels.cu).
+constexpr uint32_t kTimedLinks = 256;
 
 Outcome run_kernel(const PlatformParams& params, const ValidationKernels& kernels, const Launch& launch) {
   FreshSimContext context;  // cold caches and time zero for every measurement
@@ -65,6 +72,7 @@ Outcome run_kernel(const PlatformParams& params, const ValidationKernels& kernel
     const ptx::LaunchResult result = run.finish();
     if (error.empty() && !result.ok()) error = launch.kernel + ": " + result.message;
     outcome.warp_instructions = result.warp_instructions;
+    if (launch.clock_out) memory.copy_from_device(&outcome.clock_cycles, *launch.clock_out, sizeof(uint64_t));
   }
   if (!error.empty()) throw std::runtime_error(error);
   return outcome;
@@ -121,9 +129,54 @@ Launch chain(const std::string& kernel, uint32_t steps) {
   return l;
 }
 
+// The clock64 way: one run of a timed kernel, its clock difference per link.
+double timed_per_link(const PlatformParams& p, const ValidationKernels& ptx, const Launch& launch) {
+  return static_cast<double>(run_kernel(p, ptx, launch).clock_cycles) / kTimedLinks;
+}
+
+// Each timed_* kernel takes the clock's destination as its last parameter.
+Launch timed_global(const std::string& kernel, uint64_t ring, uint64_t stride, uint32_t warm) {
+  Launch l;
+  l.kernel = kernel;
+  l.clock_out = std::make_shared<uint64_t>(0);
+  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    const uint64_t start = pointer_ring(m, ring, stride);
+    const uint64_t out = m.allocate(8);
+    *clock_out = m.allocate(8);
+    return ptx::pack_params(k, start, warm, out, *clock_out);
+  };
+  return l;
+}
+
+Launch timed_shared(uint32_t lane_stride, uint32_t threads) {
+  Launch l;
+  l.kernel = "timed_chase_shared";
+  l.block = ptx::Dim3{threads};
+  l.clock_out = std::make_shared<uint64_t>(0);
+  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    const uint64_t out = m.allocate(8 * 32);
+    *clock_out = m.allocate(8);
+    return ptx::pack_params(k, uint32_t{32}, lane_stride, out, *clock_out);
+  };
+  return l;
+}
+
+Launch timed_chain(const std::string& kernel) {
+  Launch l;
+  l.kernel = kernel;
+  l.clock_out = std::make_shared<uint64_t>(0);
+  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    const uint64_t out = m.allocate(8 * 32);
+    *clock_out = m.allocate(8);
+    return ptx::pack_params(k, out, *clock_out);
+  };
+  return l;
+}
+
 struct Row {
   std::string name;
-  double model = 0;
+  double model = 0;   // the current method: kernel cycles (two chain lengths for latencies)
+  double timed = -1;  // the clock64 way; < 0: not measured that way
   std::string unit;
   double reference = 0;  // 0: no numeric reference
   std::string source;
@@ -191,33 +244,45 @@ int ValidateCommand::execute() const {
   try {
     // L1 hit: a ring of 64 lines (8 KiB, inside the 32 KiB L1), one warm-up lap first.
     rows.push_back({"L1 hit latency", per_link(p, ptx, [](uint32_t n) { return global_chase("chase_global_ca", 64, 128, 64, n); }, s0, s1),
-                    "cycles", 28, "Jia et al. 2018 (another method: 36)"});
+                    timed_per_link(p, ptx, timed_global("timed_chase_global_ca", 64, 128, 64)), "cycles", 28,
+                    "Jia et al. 2018 (another method: 36)"});
     // Shared memory: one thread, word stride 32 (same bank), no conflict.
     rows.push_back({"shared-memory latency", per_link(p, ptx, [](uint32_t n) { return shared_chase(0, 1, n); }, s0, s1),
-                    "cycles", 19, "Jia et al. 2018"});
+                    timed_per_link(p, ptx, timed_shared(0, 1)), "cycles", 19, "Jia et al. 2018"});
     // L2 hit: a 1 MiB ring of lines (larger than L1, inside the 6 MiB L2), one warm-up lap.
     const uint64_t l2_ring = quick_ ? 2048 : 8192;
     rows.push_back({"L2 hit latency",
                     per_link(p, ptx, [&](uint32_t n) { return global_chase("chase_global_cg", l2_ring, 128, static_cast<uint32_t>(l2_ring), n); }, s0, s1),
+                    timed_per_link(p, ptx, timed_global("timed_chase_global_cg", l2_ring, 128, static_cast<uint32_t>(l2_ring))),
                     "cycles", 193, "Jia et al. 2018 (another method: 221)"});
     // DRAM: every link a new line 4160 B on (no reuse, rows and channels vary), no warm-up.
     rows.push_back({"DRAM latency", per_link(p, ptx, [](uint32_t n) { return global_chase("chase_global_cg", 16384, 4160, 0, n); }, s0, s1),
-                    "cycles", 460, "public measurement, different method (Jia: n/a)"});
-    // DRAM bandwidth: copy of n float4 (read + write), 256-thread CTAs over the whole GPU.
+                    timed_per_link(p, ptx, timed_global("timed_chase_global_cg", 16384, 4160, 0)), "cycles", 460,
+                    "public measurement, different method (Jia: n/a)"});
+    // DRAM bandwidth: copies of n0 and n1 float4 (read + write), 256-thread CTAs over the whole
+    // GPU; the difference in bytes over the difference in kernel cycles, which cancels the
+    // launch, the first wave's latency and the drain (as a STREAM-type figure over a large array
+    // makes them negligible).
     {
-      const uint32_t n = quick_ ? (1u << 16) : (1u << 20);
-      Launch l;
-      l.kernel = "stream_copy";
-      l.grid = ptx::Dim3{n / 256};
-      l.block = ptx::Dim3{256};
-      l.setup = [n](ptx::DeviceMemory& m, const ptx::Kernel& k) {
-        const uint64_t a = m.allocate(16ull * n), c = m.allocate(16ull * n);
-        return ptx::pack_params(k, a, c, n);
+      const uint32_t n1 = quick_ ? (1u << 16) : (1u << 21), n0 = n1 / 2;
+      auto copy = [](uint32_t n) {
+        Launch l;
+        l.kernel = "stream_copy";
+        l.grid = ptx::Dim3{n / 256};
+        l.block = ptx::Dim3{256};
+        l.setup = [n](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+          const uint64_t a = m.allocate(16ull * n), c = m.allocate(16ull * n);
+          return ptx::pack_params(k, a, c, n);
+        };
+        return l;
       };
-      const Outcome o = run_kernel(p, ptx, l);
-      const double seconds = static_cast<double>(o.cycles) / p.sm.clock_hz;
-      rows.push_back({"DRAM bandwidth (copy " + std::to_string(32ull * n >> 20) + " MiB)",
-                      32.0 * n / seconds / 1e9, "GB/s", 750, "~750 of 900 GB/s peak (public STREAM-type figure)"});
+      const Outcome a = run_kernel(p, ptx, copy(n0));
+      const Outcome b = run_kernel(p, ptx, copy(n1));
+      const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;
+      rows.push_back({"DRAM bandwidth (copy " + std::to_string(32ull * n0 >> 20) + " vs " +
+                          std::to_string(32ull * n1 >> 20) + " MiB)",
+                      32.0 * (n1 - n0) / seconds / 1e9, -1, "GB/s", 750,
+                      "~750 of 900 GB/s peak (public STREAM-type figure)"});
     }
     // L2 bandwidth: 2 MiB read through .cg by 4 CTAs of 256 threads per SM, two lap counts.
     // Laps are not synchronised, but warps start together: a larger set keeps the per-lap
@@ -240,35 +305,25 @@ int ValidateCommand::execute() const {
       const Outcome a = run_kernel(p, ptx, launch(l0));
       const Outcome b = run_kernel(p, ptx, launch(l1));
       const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;
-      rows.push_back({"L2 bandwidth (2 MiB read, .cg)", 16.0 * n * (l1 - l0) / seconds / 1e9, "GB/s", 2156,
+      rows.push_back({"L2 bandwidth (2 MiB read, .cg)", 16.0 * n * (l1 - l0) / seconds / 1e9, -1, "GB/s", 2156,
                       "Jia et al. 2018 (L2 load throughput 2155.88 GB/s)"});
     }
     rows.push_back({"FP32 dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_fp32", n); }, s0, s1),
-                    "cycles", 4, "Jia et al. 2018 (FFMA)"});
+                    timed_per_link(p, ptx, timed_chain("timed_chain_fp32")), "cycles", 4, "Jia et al. 2018 (FFMA)"});
     rows.push_back({"FP64 dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_fp64", n); }, s0, s1),
-                    "cycles", 8, "Jia et al. 2018 (DFMA)"});
+                    timed_per_link(p, ptx, timed_chain("timed_chain_fp64")), "cycles", 8, "Jia et al. 2018 (DFMA)"});
     rows.push_back({"SFU dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_sfu", n); }, s0, s1),
-                    "cycles", 0, "no published cycle figure used (preset: 14)"});
+                    timed_per_link(p, ptx, timed_chain("timed_chain_sfu")), "cycles", 0,
+                    "no published cycle figure used (preset: 14)"});
     // Bank conflicts: a warp whose lanes sit k words apart hits 32/k banks, k words each.
     const double conflict_free = per_link(p, ptx, [](uint32_t n) { return shared_chase(1, 32, n); }, s0, s1);
+    const double conflict_free_timed = timed_per_link(p, ptx, timed_shared(1, 32));
     for (uint32_t k : {2u, 4u, 32u}) {
       const double lat = per_link(p, ptx, [k](uint32_t n) { return shared_chase(k, 32, n); }, s0, s1);
-      rows.push_back({"shared " + std::to_string(k) + "-way bank-conflict slowdown", lat / conflict_free, "x",
-                      0, "hardware replays k-way conflicts (no published cycle figure used)"});
-    }
-    // vectorAdd as in seed 000 Table 3.
-    {
-      const uint32_t n = 163840;
-      Launch l;
-      l.kernel = "vector_add";
-      l.grid = ptx::Dim3{n / 256};
-      l.block = ptx::Dim3{256};
-      l.setup = [n](ptx::DeviceMemory& m, const ptx::Kernel& k) {
-        const uint64_t a = m.allocate(4ull * n), b = m.allocate(4ull * n), c = m.allocate(4ull * n);
-        return ptx::pack_params(k, a, b, c, n);
-      };
-      rows.push_back({"vectorAdd 163840 elements", static_cast<double>(run_kernel(p, ptx, l).cycles), "cycles", 5271,
-                      "seed 000 Table 3 (real V100)"});
+      const double lat_timed = timed_per_link(p, ptx, timed_shared(k, 32));
+      rows.push_back({"shared " + std::to_string(k) + "-way bank-conflict slowdown", lat / conflict_free,
+                      lat_timed / conflict_free_timed, "x", 0,
+                      "hardware replays k-way conflicts (no published cycle figure used)"});
     }
     applications = run_application_table(p, applications_ptx);
   } catch (const std::exception& e) {
@@ -280,18 +335,20 @@ int ValidateCommand::execute() const {
   // against them only for orientation.
   std::cout << "gpuvp validate: timing model of " << p.device.name << " (" << config.source()
             << ") vs. published V100 figures\n";
-  std::printf("%-40s %10s %10s %8s  %s\n", "figure", "model", "reference", "off", "reference source");
+  std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", "figure", "kernel cycles", "off", "clock64", "off", "reference",
+              "reference source");
+  auto percent_off = [](double value, double reference) {
+    if (reference <= 0 || value < 0) return std::string("-");
+    char t[32];
+    std::snprintf(t, sizeof t, "%+.0f%%", 100.0 * (value - reference) / reference);
+    return std::string(t);
+  };
   for (const Row& r : rows) {
-    std::string off = "-";
-    if (r.reference > 0) {
-      char t[32];
-      std::snprintf(t, sizeof t, "%+.0f%%", 100.0 * (r.model - r.reference) / r.reference);
-      off = t;
-    }
     const std::string model = format_value(r.model) + " " + r.unit;
+    const std::string timed = r.timed >= 0 ? format_value(r.timed) + " " + r.unit : "-";
     const std::string reference = r.reference > 0 ? format_value(r.reference) + " " + r.unit : "-";
-    std::printf("%-40s %10s %10s %8s  %s\n", r.name.c_str(), model.c_str(), reference.c_str(), off.c_str(),
-                r.source.c_str());
+    std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", r.name.c_str(), model.c_str(), percent_off(r.model, r.reference).c_str(),
+                timed.c_str(), percent_off(r.timed, r.reference).c_str(), reference.c_str(), r.source.c_str());
   }
   std::printf("\n%-40s %8s %10s %10s %8s  %s\n", "application (every launch)", "launches", "model", "reference",
               "off", "reference source");
@@ -312,7 +369,9 @@ int ValidateCommand::execute() const {
   }
   std::printf("(applications: summed kernel cycles of every launch, results checked against a CPU reference)\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  std::printf("(latencies: cycles per link of a dependent chain, from two chain lengths; %.1f s wall)\n", wall);
+  std::printf("(latencies: cycles per link of a dependent chain; kernel cycles: the difference of two chain lengths; "
+              "clock64: clock64() read around %u links inside the kernel; %.1f s wall)\n",
+              kTimedLinks, wall);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // `gpuvp validate [--config v100] [--set k=v]... [--json out.json]`: runs the microbenchmarks of
 // sw/workloads/ubench on the GPU timing model (models/gpu/gpu_timing) and prints, per figure, the
-// model's value beside the published V100 reference and the deviation.
+// model's value beside the published V100 reference and the deviation: latencies both from
+// kernel cycles (two chain lengths) and from clock64() read inside a timed kernel; then the
+// application table (validate_applications.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,7 @@
 // `gpuvp validate` and `gpuvp run` on the timing model (sim.kernel_model=timing, the default).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -32,14 +33,37 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(Validate, PrintsEveryRow) {
-  const ProcessResult r = run({kGpuvp, "validate", "--config", "v100", "--quick"}, seconds(600));
+// The "off" columns of a row of the microbenchmark table: kernel cycles, then clock64.
+std::vector<double> offs_of(const std::string& out, const std::string& row) {
+  std::vector<double> offs;
+  const size_t at = out.find(row);
+  if (at == std::string::npos) return offs;
+  std::istringstream line(out.substr(at, out.find('\n', at) - at));
+  for (std::string token; line >> token;) {
+    if (token.size() >= 3 && (token[0] == '+' || token[0] == '-') && token.back() == '%') {
+      offs.push_back(std::stod(token.substr(0, token.size() - 1)));
+    }
+  }
+  return offs;
+}
+
+TEST(Validate, PrintsEveryRowAndTheLatenciesMatchBothWays) {
+  const ProcessResult r = run({kGpuvp, "validate", "--config", "v100", "--quick"}, seconds(900));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   for (const char* row : {"L1 hit latency", "shared-memory latency", "L2 hit latency", "DRAM latency",
-                          "DRAM bandwidth", "FP32 dependent-issue latency", "FP64 dependent-issue latency",
-                          "SFU dependent-issue latency", "shared 2-way bank-conflict slowdown",
-                          "shared 32-way bank-conflict slowdown", "vectorAdd 163840 elements"}) {
+                          "DRAM bandwidth", "L2 bandwidth", "FP32 dependent-issue latency",
+                          "FP64 dependent-issue latency", "SFU dependent-issue latency",
+                          "shared 2-way bank-conflict slowdown", "shared 32-way bank-conflict slowdown",
+                          "vectorAdd (163,840 elements)", "lud (256x256, 16x16 blocks)", "clock64"}) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << describe(r);
+  }
+  // Every latency with a published reference, measured from kernel cycles and with clock64()
+  // inside the kernel, lies within 5 % of it.
+  for (const char* row : {"L1 hit latency", "shared-memory latency", "L2 hit latency", "DRAM latency",
+                          "FP32 dependent-issue latency", "FP64 dependent-issue latency"}) {
+    const std::vector<double> offs = offs_of(r.out, row);
+    ASSERT_EQ(offs.size(), 2u) << row << "\n" << describe(r);
+    for (double off : offs) EXPECT_LE(std::abs(off), 5.0) << row << "\n" << r.out;
   }
 }
 
@@ -77,6 +101,28 @@ TEST(TimingRun, PerKernelStatisticsAndSummary) {
   EXPECT_GT(gpu["ratios"]["ipc"].get<double>(), 0.0);
   EXPECT_GT(gpu["ratios"]["dram_bandwidth"].get<double>(), 0.0);
   EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"].get<uint64_t>(), 0u);
+}
+
+// A kernel's cycles in the per-kernel statistics run from the launch to the completion: with the
+// launch and completion latencies at 0 every kernel is their sum (in whole cycles) shorter. Not
+// to the cycle: the CTAs then meet the crossbar, L2 and HBM clocks (1200, 1312 and 877 MHz) at
+// other phases, which moves a memory-bound kernel by a few cycles.
+TEST(TimingRun, KernelCyclesIncludeTheLaunchAndCompletionLatencies) {
+  const std::string with = ::testing::TempDir() + "/latency_with.json";
+  const std::string without = ::testing::TempDir() + "/latency_without.json";
+  const ProcessResult a = run_vector_add(with, {"gpu.launch.latency=1 us", "gpu.launch.completion_latency=500 ns"});
+  const ProcessResult b = run_vector_add(without, {"gpu.launch.latency=0 ps", "gpu.launch.completion_latency=0 ps"});
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const nlohmann::json ja = nlohmann::json::parse(slurp(with)), jb = nlohmann::json::parse(slurp(without));
+  ASSERT_EQ(ja["kernels"].size(), jb["kernels"].size());
+  ASSERT_FALSE(ja["kernels"].empty());
+  // 1 us and 500 ns at 1312 MHz: the first edges at or after them are 1312 and 656.
+  for (size_t i = 0; i < ja["kernels"].size(); ++i) {
+    const uint64_t ca = ja["kernels"][i]["groups"]["gpu"]["counters"]["cycles"].get<uint64_t>();
+    const uint64_t cb = jb["kernels"][i]["groups"]["gpu"]["counters"]["cycles"].get<uint64_t>();
+    EXPECT_NEAR(static_cast<double>(ca), static_cast<double>(cb + 1312 + 656), 16.0) << "kernel " << i;
+  }
 }
 
 // The bridge's counters (polls, doorbells, host waits, HostWaiting commands) count how the host

@@ -759,10 +759,12 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   *stats_->warp_instructions += result.warp_instructions;
   *stats_->thread_instructions += result.thread_instructions;
   if (!timed) {
-    // Functional model only: one warp instruction per sub-core per cycle.
+    // Functional model only: one warp instruction per sub-core per cycle, plus the launch and
+    // completion latencies a timed kernel pays (gpu.launch.*).
     const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
     const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
-    kernel_ps = cycles / params_.sm.clock_hz * 1e12;
+    kernel_ps = cycles / params_.sm.clock_hz * 1e12 +
+                static_cast<double>(params_.launch.launch_latency_ps + params_.launch.completion_latency_ps);
     wait_ps(kernel_ps);
   }
   *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));

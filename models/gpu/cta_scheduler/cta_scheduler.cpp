@@ -111,6 +111,13 @@ struct CtaScheduler::LaunchStats {
   }
 };
 
+LaunchLatencies LaunchLatencies::in_cycles(const LaunchParams& params, const ClockDomain& clock) {
+  // The first edge at or after the latency, counted from edge 0 (exact: the domain's own edges).
+  auto cycles = [&](uint64_t ps) { return clock.next_cycle(sc_core::sc_time::from_value(ps)); };
+  return {cycles(params.launch_latency_ps), cycles(params.cta_dispatch_latency_ps),
+          cycles(params.completion_latency_ps)};
+}
+
 CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
                            std::vector<Sm*> sms, stats::Registry& stats, TraceObserver* tracer)
     : sc_core::sc_module(name),
@@ -130,6 +137,9 @@ CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params,
   }
   SC_HAS_PROCESS(CtaScheduler);
   SC_THREAD(thread);
+  SC_METHOD(complete_due);
+  sensitive << completion_due_;
+  dont_initialize();
 }
 
 CtaScheduler::~CtaScheduler() = default;
@@ -140,6 +150,7 @@ void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function
   k.id = kernel_id;
   k.cta = footprint(run);
   k.done = std::move(done);
+  k.first_dispatch_cycle = clock_.next_cycle(sc_core::sc_time_stamp()) + latencies_.launch;
   if (!run.ok() || run.cta_count() == 0) {
     if (k.done) k.done();
     return;
@@ -166,20 +177,36 @@ bool CtaScheduler::fits(const SmUsage& use, const CtaFootprint& cta) const {
 
 void CtaScheduler::thread() {
   while (true) {
+    const uint64_t cycle = clock_.cycle_at(sc_core::sc_time_stamp());  // on an edge
+    while (!dispatches_.empty() && dispatches_.front().cycle <= cycle) {
+      const Dispatch d = dispatches_.front();
+      dispatches_.pop_front();
+      deliver(d);
+    }
     bool issued = false;
+    uint64_t next_launch = ~0ull;  // earliest edge a queued kernel may start dispatching
     const uint32_t n = static_cast<uint32_t>(sms_.size());
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t s = (next_sm_ + i) % n;
       for (Kernel& k : kernels_) {
-        if (k.next_cta >= k.run->cta_count() || !k.run->ok() || !fits(usage_[s], k.cta)) continue;
+        if (k.next_cta >= k.run->cta_count() || !k.run->ok()) continue;
+        if (k.first_dispatch_cycle > cycle) {
+          next_launch = std::min(next_launch, k.first_dispatch_cycle);
+          continue;
+        }
+        if (!fits(usage_[s], k.cta)) continue;
         SmUsage& use = usage_[s];
         ++use.ctas;
         use.threads += k.cta.threads;
         use.warps += warps_of(k.cta);
         use.registers += warp_registers(k.cta) * warps_of(k.cta);
         use.shared += k.cta.shared_bytes;
-        if (tracer_ != nullptr) tracer_->cta_begin(s, k.id, k.next_cta, sc_core::sc_time_stamp());
-        sms_[s]->launch_cta(*k.run, k.id, k.next_cta++);
+        const Dispatch d{cycle + latencies_.cta_dispatch, s, k.run, k.id, k.next_cta++};
+        if (latencies_.cta_dispatch == 0) {
+          deliver(d);
+        } else {
+          dispatches_.push_back(d);
+        }
         ++ctas_issued_;
         issued = true;
         break;  // one CTA per SM per cycle
@@ -188,13 +215,38 @@ void CtaScheduler::thread() {
     next_sm_ = n ? (next_sm_ + 1) % n : 0;
     if (issued) {
       wait(clock_.delay_until(sc_core::sc_time_stamp(), 1));
+      continue;
+    }
+    uint64_t next = next_launch;
+    if (!dispatches_.empty()) next = std::min(next, dispatches_.front().cycle);
+    if (next != ~0ull) {
+      wait(clock_.time_of_cycle(next) - sc_core::sc_time_stamp(), wake_);
     } else {
       wait(wake_);
-      // Act on the first edge at or after the event.
-      const sc_core::sc_time edge = clock_.next_edge(sc_core::sc_time_stamp());
-      if (edge > sc_core::sc_time_stamp()) wait(edge - sc_core::sc_time_stamp());
     }
+    // Act on the first edge at or after the event.
+    const sc_core::sc_time edge = clock_.next_edge(sc_core::sc_time_stamp());
+    if (edge > sc_core::sc_time_stamp()) wait(edge - sc_core::sc_time_stamp());
   }
+}
+
+void CtaScheduler::deliver(const Dispatch& d) {
+  if (!d.run->ok()) {  // the kernel faulted while this CTA was on its way: it never starts
+    cta_done(d.sm, *d.run, d.kernel_id);
+    return;
+  }
+  if (tracer_ != nullptr) tracer_->cta_begin(d.sm, d.kernel_id, d.cta, sc_core::sc_time_stamp());
+  sms_[d.sm]->launch_cta(*d.run, d.kernel_id, d.cta);
+}
+
+void CtaScheduler::complete_due() {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  while (!completions_.empty() && completions_.front().at <= now) {
+    std::function<void()> done = std::move(completions_.front().done);
+    completions_.pop_front();
+    if (done) done();
+  }
+  if (!completions_.empty()) completion_due_.notify(completions_.front().at - now);
 }
 
 void CtaScheduler::cta_done(uint32_t sm, ptx::KernelRun& run, uint64_t kernel_id) {
@@ -213,7 +265,14 @@ void CtaScheduler::cta_done(uint32_t sm, ptx::KernelRun& run, uint64_t kernel_id
       std::function<void()> done = std::move(k.done);
       kernels_.erase(kernels_.begin() + static_cast<std::ptrdiff_t>(i));
       ++kernels_completed_;
-      if (done) done();
+      if (latencies_.completion == 0) {
+        if (done) done();
+      } else {
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time delay = clock_.delay_until(now, latencies_.completion);
+        if (completions_.empty()) completion_due_.notify(delay);
+        completions_.push_back({now + delay, std::move(done)});
+      }
     }
     wake_.notify(sc_core::SC_ZERO_TIME);
     return;

@@ -5,6 +5,12 @@
 // older one has issued everything, or where it does not fit); slots are freed by the SMs'
 // CTA-complete callbacks. A scheduler with nothing to issue waits on an event.
 //
+// Launch overheads (LaunchParams, launch_params.h; set_launch_latencies, whole core cycles):
+// a kernel's first CTA may be dispatched `launch` cycles after the first edge at or after its
+// submission; each CTA reaches its SM `cta_dispatch` cycles after the scheduler took its slot;
+// `done` runs `completion` cycles after the edge following the last CTA's end. All zero by
+// default here; GpuTiming sets them from the configuration.
+//
 // CTA side: Sm::launch_cta / Sm::on_cta_done (direct calls in the same SystemC process
 // context; the scheduler owns each SM's on_cta_done callback).
 //
@@ -20,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,6 +34,7 @@
 
 #include <systemc>
 
+#include "models/gpu/cta_scheduler/launch_params.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "models/gpu/sm/sm.h"
 #include "models/gpu/sm/sm_params.h"
@@ -64,6 +72,14 @@ uint32_t estimate_registers_per_thread(const ptx::KernelRun& run);
 // A CTA's footprint: the told resources (run.resources()), or the estimate when none were told.
 CtaFootprint footprint(const ptx::KernelRun& run);
 
+// The launch overheads in whole cycles of one clock (each latency rounded up).
+struct LaunchLatencies {
+  uint64_t launch = 0;
+  uint64_t cta_dispatch = 0;
+  uint64_t completion = 0;
+  static LaunchLatencies in_cycles(const LaunchParams& params, const ClockDomain& clock);
+};
+
 class CtaScheduler : public sc_core::sc_module {
  public:
   CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
@@ -72,8 +88,10 @@ class CtaScheduler : public sc_core::sc_module {
   CtaScheduler(const CtaScheduler&) = delete;
   CtaScheduler& operator=(const CtaScheduler&) = delete;
 
-  // Queues a kernel; `done` runs when its last CTA completed (or the kernel faulted).
-  // Throws std::invalid_argument when one CTA does not fit on an SM.
+  // Before the first submit.
+  void set_launch_latencies(const LaunchLatencies& latencies) { latencies_ = latencies; }
+  // Queues a kernel; `done` runs the completion latency after its last CTA completed (or the
+  // kernel faulted). Throws std::invalid_argument when one CTA does not fit on an SM.
   void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done);
   uint32_t pending_kernels() const { return static_cast<uint32_t>(kernels_.size()); }
 
@@ -84,6 +102,19 @@ class CtaScheduler : public sc_core::sc_module {
     CtaFootprint cta;
     uint64_t next_cta = 0;
     uint64_t completed = 0;
+    uint64_t first_dispatch_cycle = 0;  // no CTA of it is dispatched before this edge
+    std::function<void()> done;
+  };
+  // A CTA whose slot is taken, on its way to its SM.
+  struct Dispatch {
+    uint64_t cycle = 0;  // the edge it reaches the SM
+    uint32_t sm = 0;
+    ptx::KernelRun* run = nullptr;
+    uint64_t kernel_id = 0;
+    uint64_t cta = 0;
+  };
+  struct Completion {
+    sc_core::sc_time at;
     std::function<void()> done;
   };
   struct SmUsage {
@@ -91,6 +122,8 @@ class CtaScheduler : public sc_core::sc_module {
   };
   bool fits(const SmUsage& use, const CtaFootprint& cta) const;
   void thread();
+  void deliver(const Dispatch& d);
+  void complete_due();  // SC_METHOD on completion_due_
   void cta_done(uint32_t sm, ptx::KernelRun& run, uint64_t kernel_id);
 
   const SmParams& params_;
@@ -99,7 +132,11 @@ class CtaScheduler : public sc_core::sc_module {
   TraceObserver* tracer_;  // optional: told when each CTA starts and ends
   std::vector<SmUsage> usage_;
   std::vector<Kernel> kernels_;  // queue, oldest first
+  LaunchLatencies latencies_;
+  std::deque<Dispatch> dispatches_;     // in order of arrival cycle (one latency for all)
+  std::deque<Completion> completions_;  // in order of time (one latency for all)
   sc_core::sc_event wake_;
+  sc_core::sc_event completion_due_;
   uint32_t next_sm_ = 0;
   stats::Counter& ctas_issued_;
   stats::Counter& kernels_completed_;

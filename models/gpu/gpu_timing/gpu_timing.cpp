@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/gpu/crossbar/crossbar.h"
+#include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/sm/sm_cluster.h"
 #include "models/memory/address_map.h"
 #include "models/memory/hbm/hbm_controller.h"
@@ -87,9 +88,12 @@ struct GpuTiming::Impl {
         l2_group(map.slices()),
         group(stats.group("gpu")),
         kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
-        cycles(group.counter("cycles", "cycle", "core cycles of kernels, submission to last CTA done")),
+        cycles(group.counter("cycles", "cycle",
+                             "core cycles of kernels: launch accepted -> completion (launch latency, CTAs, completion "
+                             "latency)")),
         time_ps(group.counter("time_ps", "ps", "simulated time of kernels on the timing model")),
         sms(p.sm.count) {
+    core.scheduler().set_launch_latencies(LaunchLatencies::in_cycles(p.launch, clocks.core));
     for (uint32_t s = 0; s < map.slices(); ++s) {
       slices.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map, s, stats,
                                                          "memory.l2[" + std::to_string(s) + "]", &l2_group));

@@ -34,7 +34,7 @@ class UvmSystem;
 namespace gpuvp::gpu {
 
 struct KernelTiming {
-  uint64_t cycles = 0;  // core cycles from submission to the last CTA's completion
+  uint64_t cycles = 0;  // core cycles from submission to completion: launch latency, CTAs, completion latency
   uint64_t ps = 0;      // the same span in simulated time
 };
 

@@ -30,19 +30,6 @@ uint8_t space_bits(Space space) {
   return 0xff;
 }
 
-bool reads_time(const Instruction& inst) {
-  for (int i = 0; i < inst.operand_count; ++i) {
-    const Operand& op = inst.operands[i];
-    if (op.kind != OperandKind::kSpecial) continue;
-    const auto reg = static_cast<SpecialRegister>(op.index);
-    if (reg == SpecialRegister::kClock || reg == SpecialRegister::kClock64 || reg == SpecialRegister::kGlobaltimer ||
-        reg == SpecialRegister::kGlobaltimerLo || reg == SpecialRegister::kGlobaltimerHi) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Instructions nothing may move across; the control ones also end a basic block.
 bool ends_block(const Instruction& inst) {
   switch (inst.opcode) {

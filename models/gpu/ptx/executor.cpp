@@ -214,7 +214,12 @@ struct Warp {
   uint32_t current_mask = 0;
   uint64_t current_key = kExitedKey;
   uint64_t next_other_key = kExitedKey;  // smallest key of runnable lanes outside the group
-  uint64_t issued = 0;                   // instructions issued (drives %clock)
+  uint64_t issued = 0;                   // instructions issued (drives %clock without a timing model)
+  // Set by a timing model before an instruction that reads the time: the SM's cycle and the
+  // simulated time at its issue (KernelRun::set_issue_time).
+  bool timed = false;
+  uint64_t timed_cycle = 0;
+  uint64_t timed_ns = 0;
 
   uint32_t runnable() const { return valid_mask & ~exited_mask & ~blocked_mask; }
 };
@@ -603,6 +608,7 @@ class LaunchRun {
       }
       warp.predicates.assign(total_predicates_, 0);
       warp.issued = 0;
+      warp.timed = false;
       // Thread index of lane 0 by division, then counted up lane by lane (no division per lane).
       uint32_t tid_x = first % config_.block.x;
       uint32_t tid_y = (first / config_.block.x) % config_.block.y;
@@ -820,12 +826,15 @@ class LaunchRun {
       case SpecialRegister::kSmid: return tls_step.cta->linear % std::max<uint32_t>(options_.sm_count, 1);
       case SpecialRegister::kNsmid: return options_.sm_count;
       case SpecialRegister::kGridid: return 1;
-      // Time is modelled by instruction counts so runs are deterministic.
-      case SpecialRegister::kClock: return static_cast<uint32_t>(warp.issued * 4);
-      case SpecialRegister::kClock64: return warp.issued * 4;
-      case SpecialRegister::kGlobaltimer: return counted_instructions() * 4;
-      case SpecialRegister::kGlobaltimerLo: return static_cast<uint32_t>(counted_instructions() * 4);
-      case SpecialRegister::kGlobaltimerHi: return static_cast<uint32_t>((counted_instructions() * 4) >> 32);
+      // With a timing model: the SM's cycle and the simulated ns at issue. Without one, time is
+      // counted in instructions (4 per instruction), so functional runs stay deterministic.
+      case SpecialRegister::kClock: return static_cast<uint32_t>(warp.timed ? warp.timed_cycle : warp.issued * 4);
+      case SpecialRegister::kClock64: return warp.timed ? warp.timed_cycle : warp.issued * 4;
+      case SpecialRegister::kGlobaltimer: return warp.timed ? warp.timed_ns : counted_instructions() * 4;
+      case SpecialRegister::kGlobaltimerLo:
+        return static_cast<uint32_t>(warp.timed ? warp.timed_ns : counted_instructions() * 4);
+      case SpecialRegister::kGlobaltimerHi:
+        return static_cast<uint32_t>((warp.timed ? warp.timed_ns : counted_instructions() * 4) >> 32);
       case SpecialRegister::kLanemaskEq: return bit;
       case SpecialRegister::kLanemaskLt: return bit - 1;
       case SpecialRegister::kLanemaskLe: return (bit - 1) | bit;
@@ -2333,6 +2342,12 @@ const InstructionInfo& KernelRun::next(uint32_t slot, uint32_t w) const { return
 bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out) { return impl_->step_public(slot, w, out); }
 bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage) {
   return impl_->step_public(slot, w, out, stage);
+}
+void KernelRun::set_issue_time(uint32_t slot, uint32_t w, uint64_t cycle, uint64_t ns) {
+  auto& warp = impl_->warp_at(slot, w);
+  warp.timed = true;
+  warp.timed_cycle = cycle;
+  warp.timed_ns = ns;
 }
 void KernelRun::commit(StepStage& stage) { impl_->commit(stage); }
 bool KernelRun::observed() const { return impl_->observed(); }

@@ -174,6 +174,20 @@ constexpr int destination_operand_count(const Instruction& inst) {
   }
 }
 
+// Whether an instruction reads %clock, %clock64 or %globaltimer*.
+inline bool reads_time(const Instruction& inst) {
+  for (int i = 0; i < inst.operand_count; ++i) {
+    const Operand& op = inst.operands[i];
+    if (op.kind != OperandKind::kSpecial) continue;
+    const auto reg = static_cast<SpecialRegister>(op.index);
+    if (reg == SpecialRegister::kClock || reg == SpecialRegister::kClock64 || reg == SpecialRegister::kGlobaltimer ||
+        reg == SpecialRegister::kGlobaltimerLo || reg == SpecialRegister::kGlobaltimerHi) {
+      return true;
+    }
+  }
+  return false;
+}
+
 struct FunctionParam {
   std::string name;
   uint32_t size = 0;

@@ -67,6 +67,7 @@ struct InstructionInfo {
   uint32_t ptx_line = 0;
   uint16_t opcode = 0;  // ir::Opcode, for tracing
   bool l1_bypass = false;  // a load that is not cached in L1 (ld.cg, ld.cv, ld.volatile)
+  bool reads_time = false;  // reads %clock, %clock64 or %globaltimer*: see KernelRun::set_issue_time
   // Has side effects beyond its warp, its CTA and staged global stores (atomics and reductions
   // outside shared memory, calls: printf, assert, indirect targets): never stepped with a
   // StepStage, only in the serial phase.
@@ -155,6 +156,10 @@ class KernelRun {
   // committed or staged. Concurrent calls are safe for different CTAs with different stages
   // while nothing else of this run is called.
   bool step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage);
+  // A timing model calls this before stepping an instruction whose info says reads_time: the
+  // warp's %clock/%clock64 then read `cycle` (the SM's core cycle at issue) and %globaltimer
+  // `ns` (simulated time). Without it they count instructions (4 per issued instruction).
+  void set_issue_time(uint32_t slot, uint32_t w, uint64_t cycle, uint64_t ns);
   // Applies a stage (stores in order, counters, its fault unless one came first) and clears it.
   void commit(StepStage& stage);
   // A memory observer is set (ExecutorOptions): steps call it, so they must stay on one thread.

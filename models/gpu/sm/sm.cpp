@@ -520,6 +520,7 @@ struct Sm::Impl {
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
+    if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
     const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run) : nullptr);
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).

@@ -1,11 +1,32 @@
 // Microbenchmarks for `gpuvp validate`: pointer chases and throughput kernels after the method
 // of Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018),
 // and Wong et al. (2010). Our own code. Every latency kernel is ONE thread that follows a chain
-// of dependent operations; the host runs it with two chain lengths and divides the difference
-// in kernel cycles by the difference in length, which cancels launch, warm-up and drain (the
-// model's %clock counts issued instructions, not cycles, so in-kernel clock() cannot be used).
+// of dependent operations, measured two ways:
+//   kernel cycles: the host runs it with two chain lengths and divides the difference in kernel
+//     cycles by the difference in length, which cancels launch, warm-up and drain;
+//   clock64: the timed_* kernels read clock64() before and after a fully unrolled chain of
+//     kTimedLinks links, as the papers do; the chain's result is stored before the second read,
+//     so the store waits for the last link and the second read follows it. A clock read waits
+//     for nothing, so a warm-up chain is stored the same way before the first read (else the
+//     first link would also wait for the warm-up's last load, a miss). The host divides the
+//     difference by kTimedLinks (no loop overhead inside the timed region; the two clock reads
+//     and the store add a few cycles, under 0.1 cycle per link).
 // Inline PTX keeps exactly one instruction per link: no address arithmetic in the chain.
 #include <cstdint>
+
+// Links between the two clock64() reads of every timed_* kernel (the host divides by it).
+constexpr uint32_t kTimedLinks = 256;
+
+// The chain's end value stored with a memory clobber: neither the compiler nor the PTX
+// scheduler moves it across the clock reads, and it cannot issue before the last link ended.
+__device__ __forceinline__ void store_end(uint64_t* out, uint64_t v) {
+  asm volatile("st.u64 [%0], %1;" ::"l"(out), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint64_t timer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
 
 // Global pointer chase: chain[i] holds the address of the next element. `warm` links are
 // followed first (to fill L1/L2), then `steps` timed links; the end pointer is stored so the
@@ -95,4 +116,83 @@ extern "C" __global__ void l2_read(const float4* a, uint32_t n, uint32_t laps, f
     }
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// ---- clock64-timed versions (one thread; `cycles` receives the clock difference) ----
+
+extern "C" __global__ void timed_chase_global_ca(uint64_t start, uint32_t warm, uint64_t* out, uint64_t* cycles) {
+  uint64_t p = start;
+  for (uint32_t i = 0; i < warm; ++i) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+  store_end(out, p);  // the warm-up's last load has returned before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+  store_end(out, p);
+  const uint64_t t1 = timer();
+  *cycles = t1 - t0;
+}
+
+extern "C" __global__ void timed_chase_global_cg(uint64_t start, uint32_t warm, uint64_t* out, uint64_t* cycles) {
+  uint64_t p = start;
+  for (uint32_t i = 0; i < warm; ++i) asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+  store_end(out, p);  // the warm-up's last load has returned before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+  store_end(out, p);
+  const uint64_t t1 = timer();
+  *cycles = t1 - t0;
+}
+
+// Shared-memory chase as chase_shared; thread 0's clock difference is stored (with
+// lane_stride = k all 32 lanes move in lock step, so thread 0 sees the warp's conflicts).
+extern "C" __global__ void timed_chase_shared(uint32_t stride, uint32_t lane_stride, uint64_t* out, uint64_t* cycles) {
+  __shared__ uint32_t ring[4096];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
+  if (threadIdx.x == 0) {
+    for (uint32_t i = 0; i < 4096; ++i) ring[i] = base + 4u * ((i + stride) % 4096u);
+  }
+  __syncthreads();
+  uint32_t p = base + 4u * ((threadIdx.x * lane_stride) % 4096u);
+  uint64_t* end = out + threadIdx.x;
+  asm volatile("" : "+r"(p), "+l"(end));  // the start address computed before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(p));
+  store_end(end, p);
+  const uint64_t t1 = timer();
+  if (threadIdx.x == 0) *cycles = t1 - t0;
+}
+
+extern "C" __global__ void timed_chain_fp32(uint64_t* out, uint64_t* cycles) {
+  float x = threadIdx.x, a = 1.0001f, b = 0.5f;
+  asm volatile("" : "+f"(x), "+f"(a), "+f"(b));  // operands computed before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
+  store_end(out, __float_as_uint(x));
+  const uint64_t t1 = timer();
+  *cycles = t1 - t0;
+}
+
+extern "C" __global__ void timed_chain_fp64(uint64_t* out, uint64_t* cycles) {
+  double x = threadIdx.x, a = 1.0001, b = 0.5;
+  asm volatile("" : "+d"(x), "+d"(a), "+d"(b));  // operands computed before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(x) : "d"(a), "d"(b));
+  store_end(out, __double_as_longlong(x));
+  const uint64_t t1 = timer();
+  *cycles = t1 - t0;
+}
+
+extern "C" __global__ void timed_chain_sfu(uint64_t* out, uint64_t* cycles) {
+  float x = 1.0f + threadIdx.x;
+  asm volatile("" : "+f"(x));  // the operand computed before the first read
+  const uint64_t t0 = timer();
+#pragma unroll
+  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ex2.approx.f32 %0, %0;" : "+f"(x));
+  store_end(out, __float_as_uint(x));
+  const uint64_t t1 = timer();
+  *cycles = t1 - t0;
 }
