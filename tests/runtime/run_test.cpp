@@ -293,6 +293,8 @@ TEST(GpuvpRun, TimingFallbacksAreLoud) {
   EXPECT_EQ(r.err.find("ran on the timing model"), std::string::npos) << describe(r);
   const nlohmann::json j = nlohmann::json::parse(slurp(stats));
   EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"], 4);
+}
+
 // ---- Runtime API surface: device attributes, host functions, pools, per-thread streams.
 
 // "attr NAME VALUE" lines of device_attributes; an error is kept as its name in `errors`.
