@@ -455,7 +455,7 @@ TEST_F(Resources, EstimatedRegistersAndTheirFallbackAreLoud) {
   const std::string warnings = ::testing::internal::GetCapturedStderr();
   // One line per kernel and reason, not per launch.
   const std::regex estimate_line("gpuvp: warning: kernel heavy: registers per thread estimated from the PTX[^\n]*\n");
-  const std::regex fallback_line("gpuvp: warning: kernel heavy: ran on the functional model[^\n]*registers[^\n]*\n");
+  const std::regex fallback_line("gpuvp: warning: kernel heavy runs on the functional model[^\n]*registers[^\n]*\n");
   EXPECT_EQ(std::distance(std::sregex_iterator(warnings.begin(), warnings.end(), estimate_line), std::sregex_iterator()), 1)
       << warnings;
   EXPECT_EQ(std::distance(std::sregex_iterator(warnings.begin(), warnings.end(), fallback_line), std::sregex_iterator()), 1)

@@ -274,13 +274,14 @@ TEST(GpuvpRun, PerNameStatisticsAreTheSumsOfThePerLaunchOnes) {
   EXPECT_TRUE(run_a == run_b) << "the run scope depends on the kernel detail";
 }
 
-// A kernel that cannot run on the timing model (here: a CTA needs more registers than the SM
-// has) runs on the functional model, and says so: one warning per kernel name with the reason,
-// and the exit summary counts those launches instead of claiming the timing model.
+// A kernel that cannot run on the timing model (here: a program shipped as PTX only, so its
+// registers are estimated, and by the estimate a CTA needs more registers than the SM has) runs
+// on the functional model, and says so: one warning per kernel name with the reason, and the
+// exit summary counts those launches instead of claiming the timing model.
 TEST(GpuvpRun, TimingFallbacksAreLoud) {
   const std::string stats = ::testing::TempDir() + "/fallbacks.json";
   const ProcessResult r = run({kGpuvp, "run", "--set", "gpu.sm.registers=1024", "--stats", stats, "--",
-                               kPrograms + "/many_launches", "3"},
+                               kPrograms + "/many_launches_ptx_only", "3"},
                               kRunTimeout);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS many_launches: 3 launches"), std::string::npos) << describe(r);
