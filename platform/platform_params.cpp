@@ -48,6 +48,7 @@ PlatformParams PlatformParams::load(const config::Config& config) {
     if (!holds) errors.push_back({where(config, knob), knob, std::move(message)});
   };
   rule(p.sm.max_threads % 32 == 0, "gpu.sm.max_threads", "must be a multiple of the warp size (32)");
+  rule((p.sm.const_line & (p.sm.const_line - 1)) == 0, "gpu.sm.const_cache.line", "must be a power of two (32, 64 or 128)");
   rule(p.sm.fp32_lanes % p.sm.subcores == 0, "gpu.sm.fp32_lanes",
        "must divide evenly among gpu.sm.subcores (" + std::to_string(p.sm.subcores) + ")");
   rule(p.l2.line_bytes % p.l2.sector_bytes == 0, "memory.l2.line_size",

@@ -2,6 +2,8 @@
 
 #include "models/gpu/sm/sm_stepper.h"
 
+#include "models/gpu/device_regions.h"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -16,7 +18,10 @@ namespace {
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kNone = 0xffffffffu;
-constexpr uint32_t kMaxLines = 32;  // a warp instruction touches at most 32 lines (aligned accesses)
+// Lines one warp instruction may touch: 32 lanes x one line for aligned global accesses; 32
+// lanes x 4 words of a 16-byte local access with lane-dependent offsets (each word of the
+// interleaved local layout is its own line).
+constexpr uint32_t kMaxLines = 128;
 
 // Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
 // becomes __popcountdi2).
@@ -67,8 +72,25 @@ struct LsuOp {
   uint32_t next_line = 0;
   uint32_t record = kNone;  // load record (loads/atomics)
   bool l1_bypass = false;   // a load that neither hits nor allocates in L1 (ld.cg/.cv/.volatile)
+  uint32_t local_from = 0;  // lines[local_from..line_count) are local memory (after the global ones)
   uint64_t lines[kMaxLines];
   uint8_t masks[kMaxLines];
+};
+
+// A constant-space load (ld.const, kernel parameters) queued at the constant cache: its
+// distinct addresses, one lookup each per cycle (a warp whose lanes read different addresses
+// serializes, as the constant cache serves one address per access).
+struct ConstOp {
+  uint32_t warp_slot = 0;
+  uint32_t record = kNone;
+  uint32_t count = 0;
+  uint32_t next = 0;
+  uint64_t addresses[32];
+};
+
+struct ConstLine {
+  uint64_t tag = kNever;
+  uint64_t last_use = 0;
 };
 
 // A load or atomic waiting for its sectors.
@@ -84,6 +106,7 @@ struct Mshr {  // in use: its bit in Impl::mshr_busy
   tlm::tlm_generic_payload* gp = nullptr;
   bool atomic = false;
   bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
+  bool fill_const = false;  // a constant cache miss: the returning sectors fill the constant cache
   uint64_t line = 0;
   uint8_t mask = 0;
   uint32_t waiter_count = 0;
@@ -147,7 +170,8 @@ struct Sm::Impl {
         subcores(std::max<uint32_t>(p.subcores, 1)),
         warps(max_warps),
         lsu(p.lsu_queue),
-        records(p.lsu_queue + p.l1_mshrs * p.l1_mshr_merges + 8),
+        const_queue(p.lsu_queue),
+        records(2 * p.lsu_queue + p.l1_mshrs * p.l1_mshr_merges + 8),
         mshrs(p.l1_mshrs),
         outgoing(p.l1_mshrs + p.lsu_queue * kMaxLines),
         responses(p.l1_mshrs + 8),
@@ -168,16 +192,30 @@ struct Sm::Impl {
         mshr_merges(group.counter("mshr_merges", "line", "missed lines merged into a pending MSHR")),
         shared_accesses(group.counter("shared_accesses", "warp-instr", "shared-memory instructions")),
         shared_bank_conflicts(group.counter("shared_bank_conflicts", "cycle", "extra shared-memory cycles from bank conflicts")),
+        shared_phases(group.counter("shared_phases", "phase",
+                                    "shared-memory phases (1 per warp access; 2 for 8-byte, 4 for 16-byte accesses)")),
         line_requests(group.counter("line_requests", "request", "requests sent toward L2 (one line each)")),
         sector_requests(group.counter("sector_requests", "sector", "sectors requested toward L2")),
         store_requests(group.counter("store_requests", "request", "store requests sent")),
         atomic_requests(group.counter("atomic_requests", "request", "atomic/reduction requests sent")),
+        local_accesses(group.counter("local_accesses", "warp-instr", "memory instructions with local-memory lanes")),
+        local_load_sectors(group.counter("local_load_sectors", "sector", "local-memory sectors loaded (L1 lookups)")),
+        local_store_sectors(group.counter("local_store_sectors", "sector", "local-memory sectors stored (written through)")),
+        const_accesses(group.counter("const_accesses", "access", "constant cache lookups (one per distinct address of a warp)")),
+        const_hits(group.counter("const_hits", "access", "constant cache lookups that hit")),
+        const_misses(group.counter("const_misses", "access", "constant cache lookups that missed")),
+        const_requests(group.counter("const_requests", "request", "constant cache line fills requested toward L2")),
         ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")) {
     group.ratio("ipc", "warp instructions per cycle", warp_instructions, cycles);
     group.ratio("achieved_occupancy", "resident warps / max warps, averaged over cycles", resident_warp_cycles, cycles,
                 1.0 / max_warps);
     group.ratio("l1_sector_hit_rate", "L1 load sectors found valid", l1_sector_hits, l1_sector_accesses);
+    group.ratio("const_hit_rate", "constant cache lookups that hit", const_hits, const_accesses);
     for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
+    const uint64_t thread_bytes = regions::local_bytes_per_thread(uint64_t{std::max<uint32_t>(p.count, 1)} * p.max_threads);
+    local_words_mask = thread_bytes / 4 - 1;
+    local_warp_bytes = thread_bytes * 32;
+    local_sm_base = regions::kLocalBase + uint64_t{sm} * max_warps * local_warp_bytes;
     mshr_busy.assign((mshrs.size() + 63) / 64, 0);
     record_busy.assign((records.size() + 63) / 64, 0);
     parked.assign(max_warps, 0);
@@ -192,6 +230,11 @@ struct Sm::Impl {
     ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
     sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
     l1.resize(static_cast<size_t>(sets) * ways);
+    const_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.const_line, kSectorBytes), kLineBytes);
+    const uint64_t const_lines = std::max<uint64_t>(p.const_bytes / const_line_bytes, 1);
+    const_ways = std::max<uint32_t>(std::min<uint64_t>(p.const_ways, const_lines), 1);
+    const_sets = static_cast<uint32_t>(std::max<uint64_t>(const_lines / const_ways, 1));
+    const_cache.resize(static_cast<size_t>(const_sets) * const_ways);
     unit_free.assign(static_cast<size_t>(subcores) * ptx::kUnitClassCount, 0);
     last_issued.assign(subcores, kNone);
     order.resize(subcores);
@@ -218,6 +261,11 @@ struct Sm::Impl {
   AddressTranslation* translation;
   uint32_t max_warps;
   uint32_t subcores;
+  // Local memory of this SM's warp slots (device_regions.h): slot w's window starts at
+  // local_sm_base + w * local_warp_bytes; word i of lane l is at + i * 128 + l * 4.
+  uint64_t local_sm_base = 0;
+  uint64_t local_warp_bytes = 0;
+  uint64_t local_words_mask = 0;  // words per thread - 1 (a power of two)
   std::vector<WarpSlot> warps;
   std::vector<CtaRecord> ctas;
   std::vector<std::vector<uint32_t>> order;  // per sub-core: warp slots by age
@@ -229,6 +277,10 @@ struct Sm::Impl {
   uint32_t resident_warps = 0;
 
   Ring<LsuOp> lsu;
+  Ring<ConstOp> const_queue;  // capacity lsu_queue; full: constant loads stall at issue
+  std::vector<ConstLine> const_cache;
+  uint32_t const_line_bytes = 64, const_sets = 1, const_ways = 1;
+  uint64_t const_clock = 0;
   std::vector<LoadRecord> records;
   std::vector<uint64_t> record_busy;  // bit i set: records[i] in use (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
@@ -299,10 +351,18 @@ struct Sm::Impl {
   stats::Counter& mshr_merges;
   stats::Counter& shared_accesses;
   stats::Counter& shared_bank_conflicts;
+  stats::Counter& shared_phases;
   stats::Counter& line_requests;
   stats::Counter& sector_requests;
   stats::Counter& store_requests;
   stats::Counter& atomic_requests;
+  stats::Counter& local_accesses;
+  stats::Counter& local_load_sectors;
+  stats::Counter& local_store_sectors;
+  stats::Counter& const_accesses;
+  stats::Counter& const_hits;
+  stats::Counter& const_misses;
+  stats::Counter& const_requests;
   stats::Counter& ctas_completed;
   stats::Counter* stall_counter[kStallCount] = {};
   int last_reason[16] = {};  // per sub-core, of the last ticked cycle (-1: issued)
@@ -397,12 +457,21 @@ struct Sm::Impl {
       return kStallFuBusy;
     }
     if (uses_lsu(info) && lsu.full()) return kStallMemory;
+    if (uses_const(info) && const_queue.full()) return kStallMemory;
     return -1;
   }
 
+  // A generic access may resolve to global or local memory (LSU) or to the kernel's parameters
+  // (constant cache): it needs room in both queues.
   static bool uses_lsu(const InstructionInfo& info) {
     return info.access != AccessOp::kNone &&
-           (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
+           (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric ||
+            info.space == InstructionInfo::Space::kLocal);
+  }
+  static bool uses_const(const InstructionInfo& info) {
+    return info.access != AccessOp::kNone &&
+           (info.space == InstructionInfo::Space::kConst || info.space == InstructionInfo::Space::kParam ||
+            info.space == InstructionInfo::Space::kGeneric);
   }
 
   // Usual case of bank_degree (power-of-two banks): every lane touches one 4-byte word and no
@@ -471,6 +540,30 @@ struct Sm::Impl {
     return degree;
   }
 
+  // Cycles of a shared-memory access: accesses of up to 4 bytes per lane in one phase for the
+  // whole warp, 8 bytes in two half-warp phases, 16 bytes in four quarter-warp phases (a phase
+  // moves at most one 4-byte word per bank, 128 bytes); each phase takes as many cycles as its
+  // most-conflicted bank. `phases` = phases with active lanes. A warp instruction's lanes all
+  // access the same size.
+  uint32_t shared_cycles(uint32_t lanes, uint32_t& phases) const {
+    const uint32_t size = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))].size;
+    if (size <= 4) {
+      phases = 1;
+      return bank_degree(lanes);
+    }
+    const uint32_t per_phase = size <= 8 ? 16 : 8;  // lanes
+    const uint32_t phase_mask = (1u << per_phase) - 1;
+    uint32_t total = 0;
+    phases = 0;
+    for (uint32_t first = 0; first < 32; first += per_phase) {
+      const uint32_t phase_lanes = lanes & (phase_mask << first);
+      if (phase_lanes == 0) continue;
+      ++phases;
+      total += bank_degree(phase_lanes);
+    }
+    return total;
+  }
+
   uint32_t alloc_record() {  // the lowest free index, marked used
     for (uint32_t word = 0; word < record_busy.size(); ++word) {
       const uint64_t free = ~record_busy[word];
@@ -533,53 +626,87 @@ struct Sm::Impl {
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
-      uint32_t shared = 0, global = 0, other = 0;
+      uint32_t shared = 0, global = 0, local = 0, other = 0;
       // A step that did not fault resolves every lane of a declared space to that space (global
-      // to global, shared to shared, local/const/param to themselves); generic lanes may differ.
+      // to global, shared to shared, local/const/param to themselves, a device function's
+      // .param to local); generic lanes may differ.
       switch (info.space) {
         case InstructionInfo::Space::kGlobal: global = step.access_mask; break;
         case InstructionInfo::Space::kShared: shared = step.access_mask; break;
-        case InstructionInfo::Space::kLocal:
+        case InstructionInfo::Space::kLocal: local = step.access_mask; break;
         case InstructionInfo::Space::kConst:
-        case InstructionInfo::Space::kParam: other = step.access_mask; break;
+        case InstructionInfo::Space::kParam:
         default:
           for (uint32_t m = step.access_mask; m; m &= m - 1) {
             const int lane = __builtin_ctz(m);
             const auto space = step.accesses[static_cast<size_t>(lane)].space;
             if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
             else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
+            else if (space == ptx::MemoryAccess::Space::kLocal) local |= 1u << lane;
             else other |= 1u << lane;
           }
           break;
       }
       ready = 0;
-      if (other) ready = c + params.l1_hit_latency;  // param/const/local: no traffic modelled
+      // The instruction's load record, shared by the queues it goes to (a generic access may
+      // reach the constant cache and the LSU): one pending count per queue walk.
+      uint32_t record = kNone;
+      auto load_record = [&]() {
+        if (record == kNone) {
+          record = alloc_record();  // sized so that this cannot fail
+          LoadRecord& rec = records[record];
+          rec.warp_slot = slot;
+          rec.pending = 0;
+          rec.ready_floor = 0;
+          rec.dst_count = info.dst_count;
+          for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
+          ++w.outstanding;
+          ready = kNever;
+        }
+        ++records[record].pending;
+        return record;
+      };
+      if (other) {  // constant space: kernel parameters (constant bank 0) and .const
+        const uint64_t bank0 = regions::kConstBank0Base +
+                               (cta.kernel_id % regions::kConstBank0Slots) * regions::kConstBank0SlotBytes;
+        ConstOp& op = const_queue.push();
+        op.warp_slot = slot;
+        op.next = 0;
+        op.count = 0;
+        for (uint32_t m = other; m; m &= m - 1) {
+          const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(m))];
+          const uint64_t address = a.space == ptx::MemoryAccess::Space::kParam ? bank0 + a.address : a.address;
+          if (op.count != 0 && op.addresses[op.count - 1] == address) continue;  // the usual broadcast
+          uint32_t i = 0;
+          while (i < op.count && op.addresses[i] != address) ++i;
+          if (i == op.count) op.addresses[op.count++] = address;
+        }
+        op.record = load_record();  // released when every address was looked up
+      }
       if (shared) {
-        const uint32_t degree = bank_degree(shared);
+        uint32_t phases = 1;
+        const uint32_t degree = shared_cycles(shared, phases);
         ++shared_accesses;
-        shared_bank_conflicts.add(degree - 1);
+        shared_phases.add(phases);
+        shared_bank_conflicts.add(degree - phases);
         free_at = c + std::max<uint64_t>(interval[unit], degree);
         ready = std::max<uint64_t>(ready, c + params.shared_latency + degree - 1);
       }
-      if (global) {
+      if (global | local) {
         LsuOp& op = lsu.push();
         op.warp_slot = slot;
         op.op = info.access;
         op.next_line = 0;
         op.record = kNone;
         op.l1_bypass = info.l1_bypass;
-        op.line_count = coalesce(global, op.lines, op.masks);
+        op.line_count = global ? coalesce(global, op.lines, op.masks) : 0;
+        op.local_from = op.line_count;
+        if (local) {
+          ++local_accesses;
+          op.line_count = coalesce_local(local, local_sm_base + slot * local_warp_bytes, op.lines, op.masks, op.line_count);
+        }
         if (info.access == AccessOp::kLoad || info.access == AccessOp::kAtomic) {
-          const uint32_t r = alloc_record();  // sized so that this cannot fail
-          LoadRecord& rec = records[r];
-          rec.warp_slot = slot;
-          rec.pending = 1;  // released when the LSU has walked every line
-          rec.ready_floor = 0;
-          rec.dst_count = info.dst_count;
-          for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
-          op.record = r;
-          ++w.outstanding;
-          ready = kNever;
+          op.record = load_record();  // released when the LSU has walked every line
         }
       }
       if (ready == 0) ready = c + 1;
@@ -631,6 +758,36 @@ struct Sm::Impl {
         }
         masks[i] = static_cast<uint8_t>(masks[i] | mask);
         address = line_end;
+      }
+    }
+    return n;
+  }
+
+  // Appends the lines and sectors of the lanes' local accesses (offsets in their thread's
+  // window) to lines[0..n), in the interleaved layout of the warp's window at `warp_base`:
+  // word i of every lane is line warp_base + 128 i, lane l's bytes in sector l / 8.
+  uint32_t coalesce_local(uint32_t lanes, uint64_t warp_base, uint64_t* lines, uint8_t* masks, uint32_t n) const {
+    uint32_t i = kNone;  // the entry the previous word went to
+    for (; lanes; lanes &= lanes - 1) {
+      const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(lanes));
+      const ptx::LaneAccess& a = step.accesses[lane];
+      const auto sector = static_cast<uint8_t>(1u << (lane * 4 / kSectorBytes));
+      const uint64_t first = a.address / 4, last = (a.address + std::max<uint32_t>(a.size, 1) - 1) / 4;
+      for (uint64_t word = first; word <= last; ++word) {
+        const uint64_t line = warp_base + (word & local_words_mask) * kLineBytes;
+        if (i == kNone || lines[i] != line) {
+          i = 0;
+          while (i < n && lines[i] != line) ++i;
+          if (i == n) {
+            if (n == kMaxLines) i = n - 1;  // cannot happen: 32 lanes x 4 words of 16 bytes
+            else {
+              lines[n] = line;
+              masks[n] = 0;
+              ++n;
+            }
+          }
+        }
+        masks[i] = static_cast<uint8_t>(masks[i] | sector);
       }
     }
     return n;
@@ -717,7 +874,8 @@ struct Sm::Impl {
             for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
               const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
               const Mshr& e = mshrs[i];
-              if (!e.atomic && e.line == line && (miss & ~e.mask) == 0 && e.waiter_count < e.waiters.size()) {
+              if (!e.atomic && !e.fill_const && e.line == line && (miss & ~e.mask) == 0 &&
+                  e.waiter_count < e.waiters.size()) {
                 m = i;
                 break;
               }
@@ -732,6 +890,7 @@ struct Sm::Impl {
             set_mshr_used(m, true, line);
             e.atomic = false;
             e.fill_l1 = !op.l1_bypass;
+            e.fill_const = false;
             e.mask = miss;
             e.waiter_count = 0;
             push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
@@ -741,13 +900,20 @@ struct Sm::Impl {
           ++rec.pending;
         }
         if (l != nullptr && hit) l->last_use = ++l1_clock;
+        if (op.next_line >= op.local_from) local_load_sectors.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_accesses.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_hits.add(static_cast<uint64_t>(popcount32(hit)));
         l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
         push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
-        if (L1Line* l = l1_find(line)) l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+        if (op.next_line >= op.local_from) {
+          // Local lines are written through and allocated: a spill is read back soon.
+          local_store_sectors.add(static_cast<uint64_t>(popcount32(mask)));
+          l1_fill(line, mask);
+        } else if (L1Line* l = l1_find(line)) {
+          l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+        }
       } else {
         uint32_t m = kNone;
         if (op.record != kNone) {
@@ -756,6 +922,7 @@ struct Sm::Impl {
           Mshr& e = mshrs[m];
           set_mshr_used(m, true, line);
           e.atomic = true;
+          e.fill_const = false;
           e.mask = mask;
           e.waiter_count = 0;
           e.waiters[e.waiter_count++] = op.record;
@@ -770,6 +937,96 @@ struct Sm::Impl {
       if (op.record != kNone && --records[op.record].pending == 0) complete(op.record, c);
       if (lsu.full()) mark_all_dirty();  // a scan may have stalled a memory op on the full queue
       lsu.pop();
+    }
+    return true;
+  }
+
+  // Sectors of the 128-byte line that hold constant cache line `const_line`.
+  uint8_t const_sectors(uint64_t const_line) const {
+    return sectors_within_line(const_line, const_line + const_line_bytes);
+  }
+  ConstLine* const_find(uint64_t const_line) {
+    const uint64_t tag = const_line / const_line_bytes;
+    ConstLine* set = &const_cache[(tag % const_sets) * const_ways];
+    for (uint32_t i = 0; i < const_ways; ++i) {
+      if (set[i].tag == tag) return &set[i];
+    }
+    return nullptr;
+  }
+  // Allocates every constant cache line that the returned sectors of `line` hold whole.
+  void const_fill(uint64_t line, uint8_t mask) {
+    for (uint64_t at = line; at < line + kLineBytes; at += const_line_bytes) {
+      const uint8_t need = const_sectors(at);
+      if ((mask & need) != need || const_find(at) != nullptr) continue;
+      const uint64_t tag = at / const_line_bytes;
+      ConstLine* set = &const_cache[(tag % const_sets) * const_ways];
+      ConstLine* victim = &set[0];
+      for (uint32_t i = 1; i < const_ways; ++i) {
+        if (set[i].last_use < victim->last_use) victim = &set[i];
+      }
+      victim->tag = tag;
+      victim->last_use = ++const_clock;
+    }
+  }
+
+  // One address of the constant queue's head instruction. Returns false when idle or blocked
+  // (no MSHR / outgoing room for a miss).
+  bool const_cycle(uint64_t c) {
+    if (const_queue.empty()) return false;
+    ConstOp& op = const_queue.front();
+    if (op.next < op.count) {
+      const uint64_t address = op.addresses[op.next];
+      const uint64_t const_line = address & ~uint64_t{const_line_bytes - 1};
+      LoadRecord& rec = records[op.record];
+      if (ConstLine* hit = const_find(const_line)) {
+        hit->last_use = ++const_clock;
+        ++const_hits;
+        rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.const_hit_latency);
+      } else {
+        if (outgoing.full()) return false;
+        const uint64_t line = address & ~uint64_t{kLineBytes - 1};
+        const uint8_t need = const_sectors(const_line);
+        uint32_t m = kNone;  // a pending fill of this constant line
+        for (uint32_t word = 0; line_filter[filter_bucket(line)] != 0 && word < mshr_busy.size() && m == kNone; ++word) {
+          for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+            const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+            const Mshr& e = mshrs[i];
+            if (e.fill_const && e.line == line && (need & ~e.mask) == 0 &&
+                (e.waiter_count < e.waiters.size() || e.waiters[e.waiter_count - 1] == op.record)) {
+              m = i;
+              break;
+            }
+          }
+        }
+        if (m == kNone) {
+          m = alloc_mshr();
+          if (m == kNone) return false;
+          Mshr& e = mshrs[m];
+          set_mshr_used(m, true, line);
+          e.atomic = false;
+          e.fill_l1 = false;
+          e.fill_const = true;
+          e.mask = need;
+          e.waiter_count = 0;
+          push_request(line, need, AccessKind::ConstantLoad, m, op.warp_slot, ctas[warps[op.warp_slot].cta]);
+        } else {
+          ++mshr_merges;
+        }
+        Mshr& e = mshrs[m];
+        if (e.waiter_count == 0 || e.waiters[e.waiter_count - 1] != op.record) {  // once per fill
+          e.waiters[e.waiter_count++] = op.record;
+          ++rec.pending;
+        }
+        ++const_misses;
+        rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.const_hit_latency);
+      }
+      ++const_accesses;
+      ++op.next;
+    }
+    if (op.next == op.count) {
+      if (--records[op.record].pending == 0) complete(op.record, c);
+      if (const_queue.full()) mark_all_dirty();  // a scan may have stalled a constant load on the full queue
+      const_queue.pop();
     }
     return true;
   }
@@ -790,8 +1047,12 @@ struct Sm::Impl {
     ext->sector_mask = o.mask;
     ext->kind = o.kind;
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
-    ++line_requests;
-    sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
+    if (o.kind == AccessKind::ConstantLoad) {
+      ++const_requests;
+    } else {
+      ++line_requests;
+      sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
+    }
     if (o.kind == AccessKind::Store) ++store_requests;
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
@@ -833,6 +1094,7 @@ struct Sm::Impl {
       Mshr& e = mshrs[mi];
       responses.pop();
       if (!e.atomic && e.fill_l1) l1_fill(e.line, e.mask);
+      if (e.fill_const) const_fill(e.line, e.mask);
       for (uint32_t i = 0; i < e.waiter_count; ++i) {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }
@@ -843,7 +1105,7 @@ struct Sm::Impl {
   }
 
   bool memory_idle() const {
-    if (!lsu.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
+    if (!lsu.empty() || !const_queue.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
     for (const uint64_t word : mshr_busy) {
       if (word != 0) return false;
     }
@@ -1016,6 +1278,7 @@ struct Sm::Impl {
     run_subcores(c, true);
     if (!t_suspended) {
       t_lsu_busy = lsu_cycle(c);
+      t_lsu_busy = const_cycle(c) || t_lsu_busy;
       t_lsu_done = true;
     }
   }
@@ -1027,7 +1290,10 @@ struct Sm::Impl {
       if (!entry.second.empty()) entry.first->commit(entry.second);
     }
     if (t_suspended) run_subcores(c, false);
-    if (!t_lsu_done) t_lsu_busy = lsu_cycle(c);
+    if (!t_lsu_done) {
+      t_lsu_busy = lsu_cycle(c);
+      t_lsu_busy = const_cycle(c) || t_lsu_busy;
+    }
     uint64_t wake = t_wake;
     bool busy = t_lsu_busy;
     if (t_issued_any) {

@@ -41,6 +41,10 @@ struct SmParams {
   uint32_t l1_mshrs = 0;        // outstanding missed lines
   uint32_t l1_mshr_merges = 0;  // loads that may wait on one MSHR
   uint32_t lsu_queue = 0;       // memory instructions waiting for the L1; full: issue stalls
+  uint64_t const_bytes = 0;     // constant cache (kernel parameters = constant bank 0, .const)
+  uint32_t const_line = 0;
+  uint32_t const_ways = 0;
+  uint32_t const_hit_latency = 0;
   bool idle_skip = true;        // jump over cycles in which nothing can happen
   // Host threads stepping the SMs of a GpuCore (issue 6; results never depend on it).
   uint32_t threads = 1;
@@ -84,6 +88,15 @@ struct SmParams {
     k.integer(&SmParams::l1_mshr_merges, "gpu.sm.l1.mshr_merges", 8, 1, 64, "loads merged into one MSHR");
     k.integer(&SmParams::lsu_queue, "gpu.sm.lsu_queue", 8, 1, 1024,
               "memory instructions queued at the L1; when full, memory instructions stall at issue");
+    // Volta's constant cache (the "L1.5" shared with instructions) as GPGPU-Sim's QV100
+    // configuration sizes it (gpgpu_const_cache:l1 N:128:64:8: 128 sets x 64 B x 8 ways).
+    k.quantity(&SmParams::const_bytes, "gpu.sm.const_cache.size", Dimension::Size, "64 KiB", "1 KiB", "16 MiB",
+               "per-SM constant cache for ld.const and kernel parameters (GPGPU-Sim QV100: 64 KiB)");
+    k.integer(&SmParams::const_line, "gpu.sm.const_cache.line", 64, 32, 128,
+              "constant cache line in bytes, a power of two (GPGPU-Sim QV100: 64); misses fetch it from L2");
+    k.integer(&SmParams::const_ways, "gpu.sm.const_cache.ways", 8, 1, 64, "constant cache associativity (GPGPU-Sim QV100: 8)");
+    k.integer(&SmParams::const_hit_latency, "gpu.sm.const_cache.hit_latency", 28, 1, 1000,
+              "constant cache hit latency (cycles); no V100 figure found: the L1 hit latency (RTX 3070: 14, mushihao/cuda)");
     k.flag(&SmParams::idle_skip, "gpu.sm.idle_skip", true,
            "skip cycles in which no warp can issue (never changes a reported number)");
     k.integer(&SmParams::threads, "sim.threads", 1, 1, 256,
