@@ -13,9 +13,11 @@
 namespace gpuvp::gpu::regions {
 
 // Instructions: 16 bytes per decoded PTX instruction (the size of a Volta SASS instruction),
-// each kernel's call tree at its own 64 KiB-aligned base (kernel_code_base).
+// each kernel's call tree in a 64 KiB slot chosen by a hash of its name (two kernels may share
+// a slot, and code beyond 64 KiB runs into the next slot: aliasing that only shares cache lines).
 inline constexpr uint64_t kCodeBase = 0x0000'0001'0000'0000ULL;
 inline constexpr uint64_t kCodeBytes = 0x0000'0000'1000'0000ULL;  // 256 MiB
+inline constexpr uint64_t kKernelCodeBytes = 64 * 1024;
 inline constexpr uint32_t kInstructionBytes = 16;
 
 // Constant bank 0: one 4 KiB slot per launch (kernel parameters are at most 4 KiB), slots

@@ -37,6 +37,8 @@ struct Function {
   uint64_t handle = 0;
   uint32_t param_bytes = 0;
   std::vector<device::ParamLayout> params;
+  uint32_t max_dynamic_shared = 0;  // cudaFuncAttributeMaxDynamicSharedMemorySize (0: not set)
+  int32_t shared_carveout = -1;     // cudaFuncAttributePreferredSharedMemoryCarveout (-1: none)
 };
 
 struct Variable {

@@ -23,8 +23,11 @@ std::string chain_kernel(const std::string& type, const std::string& init, const
   return s.str();
 }
 
+// Pipeline latencies are measured with a perfect instruction cache (longer kernels have more
+// instruction lines to fetch).
 uint64_t run_chain(const std::string& type, const std::string& init, const std::string& op, int n,
-                   const std::vector<std::string>& overrides = {}) {
+                   std::vector<std::string> overrides = {}) {
+  overrides.push_back("gpu.sm.icache.size=0 B");
   SmBench b(overrides);
   b.load(chain_kernel(type, init, op, n));
   const uint64_t out = b.memory.allocate(64);
@@ -114,7 +117,7 @@ std::string shared_kernel(int stride, int k) {
 
 struct SharedRun { uint64_t cycles; uint64_t conflicts; };
 SharedRun run_shared(int stride, int k) {
-  SmBench b;
+  SmBench b({"gpu.sm.icache.size=0 B"});  // latencies only: a perfect instruction cache
   b.load(shared_kernel(stride, k));
   const uint64_t out = b.memory.allocate(64);
   const uint64_t cycles = b.run("sh", {ptx::Dim3{1}, ptx::Dim3{32}, 0}, ptx::pack_params(b.module->kernel("sh"), out));

@@ -67,6 +67,9 @@ struct InstructionInfo {
   std::array<uint32_t, kMaxDst> dst{};
   std::array<uint32_t, kMaxSrc> src{};
   uint32_t ptx_line = 0;
+  // Byte offset of the instruction in the kernel's code: 16 bytes per instruction (the size of
+  // a Volta SASS instruction), the call tree's functions one after another.
+  uint32_t code_offset = 0;
   uint16_t opcode = 0;  // ir::Opcode, for tracing
   bool l1_bypass = false;  // a load that is not cached in L1 (ld.cg, ld.cv, ld.volatile)
   // Has side effects beyond its warp, its CTA and staged global stores (atomics and reductions

@@ -31,7 +31,7 @@ inline uint32_t popcount32(uint32_t v) {
   return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
-enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallCount };
+enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallFetch, kStallCount };
 
 struct WarpSlot {
   bool used = false;
@@ -50,6 +50,8 @@ struct WarpSlot {
   // The next instruction, once known; a ready warp stays ready with the same instruction
   // until it issues (only its own steps block it at a barrier).
   const InstructionInfo* next = nullptr;
+  uint64_t code_base = 0;        // its kernel's code: offset in the code region (device_regions.h)
+  uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
 };
 
@@ -88,7 +90,7 @@ struct ConstOp {
   uint64_t addresses[32];
 };
 
-struct ConstLine {
+struct ConstLine {  // also the instruction cache's lines
   uint64_t tag = kNever;
   uint64_t last_use = 0;
 };
@@ -107,6 +109,7 @@ struct Mshr {  // in use: its bit in Impl::mshr_busy
   bool atomic = false;
   bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
   bool fill_const = false;  // a constant cache miss: the returning sectors fill the constant cache
+  bool fill_icache = false;  // an instruction fetch: the returning sectors fill the instruction cache
   uint64_t line = 0;
   uint8_t mask = 0;
   uint32_t waiter_count = 0;
@@ -185,6 +188,8 @@ struct Sm::Impl {
         stall_barrier(group.counter("stall_barrier", "subcore-cycle", "no issue: first warp waits at a barrier")),
         stall_fu_busy(group.counter("stall_fu_busy", "subcore-cycle", "no issue: first warp's functional unit busy")),
         stall_idle(group.counter("stall_idle", "subcore-cycle", "no issue: no warp on the sub-core")),
+        stall_fetch(group.counter("stall_fetch", "subcore-cycle",
+                                  "no issue: first warp's next instruction is being fetched (instruction cache miss)")),
         resident_warp_cycles(group.counter("resident_warp_cycles", "warp-cycle", "resident warps summed over cycles")),
         l1_sector_hits(group.counter("l1_sector_hits", "sector", "L1 load sectors found valid")),
         l1_sector_misses(group.counter("l1_sector_misses", "sector", "L1 load sectors missing")),
@@ -205,7 +210,12 @@ struct Sm::Impl {
         const_hits(group.counter("const_hits", "access", "constant cache lookups that hit")),
         const_misses(group.counter("const_misses", "access", "constant cache lookups that missed")),
         const_requests(group.counter("const_requests", "request", "constant cache line fills requested toward L2")),
-        ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")) {
+        icache_hits(group.counter("icache_hits", "line", "instruction cache lookups that hit (one per line a warp enters)")),
+        icache_misses(group.counter("icache_misses", "line", "instruction cache lookups that missed")),
+        icache_requests(group.counter("icache_requests", "request", "instruction cache line fills requested toward L2")),
+        ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")),
+        l1_reconfigurations(group.counter("l1_reconfigurations", "event",
+                                          "L1 resized for a kernel's shared-memory carve-out (and emptied)")) {
     group.ratio("ipc", "warp instructions per cycle", warp_instructions, cycles);
     group.ratio("achieved_occupancy", "resident warps / max warps, averaged over cycles", resident_warp_cycles, cycles,
                 1.0 / max_warps);
@@ -226,15 +236,19 @@ struct Sm::Impl {
     live_bits.assign(subcores, 0);
     scan_valid_until.assign(subcores, 0);
     unparked_bits.assign(subcores, 0);
-    const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
-    ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
-    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
-    l1.resize(static_cast<size_t>(sets) * ways);
+    size_l1(p.l1_bytes);
     const_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.const_line, kSectorBytes), kLineBytes);
     const uint64_t const_lines = std::max<uint64_t>(p.const_bytes / const_line_bytes, 1);
     const_ways = std::max<uint32_t>(std::min<uint64_t>(p.const_ways, const_lines), 1);
     const_sets = static_cast<uint32_t>(std::max<uint64_t>(const_lines / const_ways, 1));
     const_cache.resize(static_cast<size_t>(const_sets) * const_ways);
+    if (p.icache_bytes != 0) {
+      icache_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.icache_line, kSectorBytes), kLineBytes);
+      const uint64_t icache_lines = std::max<uint64_t>(p.icache_bytes / icache_line_bytes, 1);
+      icache_ways = std::max<uint32_t>(std::min<uint64_t>(p.icache_ways, icache_lines), 1);
+      icache_sets = static_cast<uint32_t>(std::max<uint64_t>(icache_lines / icache_ways, 1));
+      icache.resize(static_cast<size_t>(icache_sets) * icache_ways);
+    }
     unit_free.assign(static_cast<size_t>(subcores) * ptx::kUnitClassCount, 0);
     last_issued.assign(subcores, kNone);
     order.resize(subcores);
@@ -281,6 +295,9 @@ struct Sm::Impl {
   std::vector<ConstLine> const_cache;
   uint32_t const_line_bytes = 64, const_sets = 1, const_ways = 1;
   uint64_t const_clock = 0;
+  std::vector<ConstLine> icache;  // empty: perfect instruction cache
+  uint32_t icache_line_bytes = 128, icache_sets = 1, icache_ways = 1;
+  uint64_t icache_clock = 0;
   std::vector<LoadRecord> records;
   std::vector<uint64_t> record_busy;  // bit i set: records[i] in use (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
@@ -290,6 +307,7 @@ struct Sm::Impl {
   tlm::tlm_generic_payload* in_flight = nullptr;
   uint64_t send_allowed = 0;       // first cycle the next BEGIN_REQ may go
   std::vector<L1Line> l1;
+  uint64_t l1_bytes = 0;  // as configured now (the carve-out's rest)
   uint32_t sets = 1, ways = 1;
   uint64_t l1_clock = 0;
   // Bit i set: mshrs[i] in use. Lets the per-line searches (lowest free, lowest mergeable, the
@@ -344,6 +362,7 @@ struct Sm::Impl {
   stats::Counter& stall_barrier;
   stats::Counter& stall_fu_busy;
   stats::Counter& stall_idle;
+  stats::Counter& stall_fetch;
   stats::Counter& resident_warp_cycles;
   stats::Counter& l1_sector_hits;
   stats::Counter& l1_sector_misses;
@@ -363,7 +382,11 @@ struct Sm::Impl {
   stats::Counter& const_hits;
   stats::Counter& const_misses;
   stats::Counter& const_requests;
+  stats::Counter& icache_hits;
+  stats::Counter& icache_misses;
+  stats::Counter& icache_requests;
   stats::Counter& ctas_completed;
+  stats::Counter& l1_reconfigurations;
   stats::Counter* stall_counter[kStallCount] = {};
   int last_reason[16] = {};  // per sub-core, of the last ticked cycle (-1: issued)
 
@@ -434,6 +457,14 @@ struct Sm::Impl {
       if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
       w.next = &cta.run->next(cta.slot, w.warp);
     }
+    if (!icache.empty()) {
+      const uint64_t address = regions::kCodeBase + ((w.code_base + w.next->code_offset) & (regions::kCodeBytes - 1));
+      const uint64_t line = address & ~uint64_t{icache_line_bytes - 1};
+      if (line != w.fetched_line) {
+        if (!fetch(line, slot, c, wake)) return kStallFetch;
+        w.fetched_line = line;
+      }
+    }
     const InstructionInfo& info = *w.next;
     if (!w.operands_known) {
       uint64_t until = 0;
@@ -463,6 +494,74 @@ struct Sm::Impl {
 
   // A generic access may resolve to global or local memory (LSU) or to the kernel's parameters
   // (constant cache): it needs room in both queues.
+  // Instruction cache line `line` for warp `slot`'s next instruction: true when present (a
+  // warp fetches a line once as it enters it). A miss requests the line (and the next
+  // icache_prefetch lines) from L2; the warp stalls until the fill, which re-scans every
+  // sub-core. No MSHR or queue room: retried next cycle.
+  bool fetch(uint64_t line, uint32_t slot, uint64_t c, uint64_t& wake) {
+    ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
+    for (uint32_t i = 0; i < icache_ways; ++i) {
+      if (set[i].tag == line / icache_line_bytes) {
+        set[i].last_use = ++icache_clock;
+        ++icache_hits;
+        return true;
+      }
+    }
+    for (uint32_t ahead = 0; ahead <= params.icache_prefetch; ++ahead) {
+      const uint64_t at = line + uint64_t{ahead} * icache_line_bytes;
+      if (ahead != 0 && icache_present(at)) continue;
+      const uint64_t line128 = at & ~uint64_t{kLineBytes - 1};
+      const uint8_t need = sectors_within_line(at, at + icache_line_bytes);
+      bool pending = false;
+      for (uint32_t word = 0; line_filter[filter_bucket(line128)] != 0 && word < mshr_busy.size() && !pending; ++word) {
+        for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+          const Mshr& e = mshrs[word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))];
+          if (e.fill_icache && e.line == line128 && (need & ~e.mask) == 0) {
+            pending = true;
+            break;
+          }
+        }
+      }
+      if (pending) continue;
+      const uint32_t m = outgoing.full() ? kNone : alloc_mshr();
+      if (m == kNone) {
+        if (ahead == 0) wake = std::min(wake, c + 1);
+        break;
+      }
+      Mshr& e = mshrs[m];
+      set_mshr_used(m, true, line128);
+      e.atomic = false;
+      e.fill_l1 = false;
+      e.fill_const = false;
+      e.fill_icache = true;
+      e.mask = need;
+      e.waiter_count = 0;
+      if (ahead == 0) ++icache_misses;
+      push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta]);
+    }
+    return false;
+  }
+  bool icache_present(uint64_t line) const {
+    const ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
+    for (uint32_t i = 0; i < icache_ways; ++i) {
+      if (set[i].tag == line / icache_line_bytes) return true;
+    }
+    return false;
+  }
+  void icache_fill(uint64_t line128, uint8_t mask) {
+    for (uint64_t at = line128; at < line128 + kLineBytes; at += icache_line_bytes) {
+      const uint8_t need = sectors_within_line(at, at + icache_line_bytes);
+      if ((mask & need) != need || icache_present(at)) continue;
+      ConstLine* set = &icache[(at / icache_line_bytes % icache_sets) * icache_ways];
+      ConstLine* victim = &set[0];
+      for (uint32_t i = 1; i < icache_ways; ++i) {
+        if (set[i].last_use < victim->last_use) victim = &set[i];
+      }
+      victim->tag = at / icache_line_bytes;
+      victim->last_use = ++icache_clock;
+    }
+  }
+
   static bool uses_lsu(const InstructionInfo& info) {
     return info.access != AccessOp::kNone &&
            (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric ||
@@ -818,6 +917,14 @@ struct Sm::Impl {
     return n;
   }
 
+  void size_l1(uint64_t bytes) {
+    l1_bytes = bytes;
+    const uint64_t lines = std::max<uint64_t>(bytes / kLineBytes, 1);
+    ways = std::max<uint32_t>(std::min<uint64_t>(params.l1_ways, lines), 1);
+    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
+    l1.assign(static_cast<size_t>(sets) * ways, L1Line{});
+  }
+
   L1Line* l1_find(uint64_t line) {
     const uint64_t tag = line / kLineBytes;
     L1Line* set = &l1[(tag % sets) * ways];
@@ -874,7 +981,7 @@ struct Sm::Impl {
             for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
               const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
               const Mshr& e = mshrs[i];
-              if (!e.atomic && !e.fill_const && e.line == line && (miss & ~e.mask) == 0 &&
+              if (!e.atomic && !e.fill_const && !e.fill_icache && e.line == line && (miss & ~e.mask) == 0 &&
                   e.waiter_count < e.waiters.size()) {
                 m = i;
                 break;
@@ -891,6 +998,7 @@ struct Sm::Impl {
             e.atomic = false;
             e.fill_l1 = !op.l1_bypass;
             e.fill_const = false;
+            e.fill_icache = false;
             e.mask = miss;
             e.waiter_count = 0;
             push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
@@ -923,6 +1031,7 @@ struct Sm::Impl {
           set_mshr_used(m, true, line);
           e.atomic = true;
           e.fill_const = false;
+          e.fill_icache = false;
           e.mask = mask;
           e.waiter_count = 0;
           e.waiters[e.waiter_count++] = op.record;
@@ -1006,6 +1115,7 @@ struct Sm::Impl {
           e.atomic = false;
           e.fill_l1 = false;
           e.fill_const = true;
+          e.fill_icache = false;
           e.mask = need;
           e.waiter_count = 0;
           push_request(line, need, AccessKind::ConstantLoad, m, op.warp_slot, ctas[warps[op.warp_slot].cta]);
@@ -1049,6 +1159,8 @@ struct Sm::Impl {
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
     if (o.kind == AccessKind::ConstantLoad) {
       ++const_requests;
+    } else if (o.kind == AccessKind::InstructionFetch) {
+      ++icache_requests;
     } else {
       ++line_requests;
       sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
@@ -1095,6 +1207,10 @@ struct Sm::Impl {
       responses.pop();
       if (!e.atomic && e.fill_l1) l1_fill(e.line, e.mask);
       if (e.fill_const) const_fill(e.line, e.mask);
+      if (e.fill_icache) {
+        icache_fill(e.line, e.mask);
+        mark_all_dirty();  // warps stalled on the fetch may issue
+      }
       for (uint32_t i = 0; i < e.waiter_count; ++i) {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }
@@ -1361,6 +1477,7 @@ Sm::Sm(sc_core::sc_module_name name, const SmParams& params, uint32_t sm_index, 
   s.stall_counter[kStallBarrier] = &s.stall_barrier;
   s.stall_counter[kStallFuBusy] = &s.stall_fu_busy;
   s.stall_counter[kStallIdle] = &s.stall_idle;
+  s.stall_counter[kStallFetch] = &s.stall_fetch;
   s.owner = this;
   mem.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   SC_HAS_PROCESS(Sm);
@@ -1375,6 +1492,14 @@ uint32_t Sm::resident_ctas() const {
   uint32_t n = 0;
   for (const auto& c : impl_->ctas) n += c.used ? 1 : 0;
   return n;
+}
+
+void Sm::configure_shared(uint64_t shared_bytes) {
+  Impl& s = *impl_;
+  const uint64_t bytes = s.params.l1_capacity(shared_bytes);
+  if (bytes == s.l1_bytes) return;
+  s.size_l1(bytes);
+  ++s.l1_reconfigurations;
 }
 
 void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
@@ -1393,6 +1518,11 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   if (run.observed()) ++s.observed_ctas;
   cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
   cta.warp_slots.clear();
+  // The kernel's code: a 64 KiB slot of the code region chosen by its name (FNV-1a), so every
+  // launch of a kernel fetches the same addresses.
+  uint64_t name_hash = 0xcbf29ce484222325ull;
+  for (const char ch : run.kernel().name) name_hash = (name_hash ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  const uint64_t code_base = name_hash % (regions::kCodeBytes / regions::kKernelCodeBytes) * regions::kKernelCodeBytes;
   uint32_t slot = 0;
   for (uint32_t w = 0; w < n; ++w) {
     while (s.warps[slot].used) ++slot;
@@ -1411,6 +1541,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.operands_known = false;
     ws.start_cycle = cta.start_cycle;
     ws.next = nullptr;
+    ws.code_base = code_base;
+    ws.fetched_line = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted

@@ -4,7 +4,7 @@
 //   mem (simple_initiator_socket, AT, 4 phases): sector requests toward the crossbar. One
 //       128 B line per request, address = line address, length 128, GpuExtension with SM,
 //       warp slot, CTA, kernel, sector mask and kind (Load / Store / Atomic / Reduction /
-//       ConstantLoad for constant cache fills).
+//       ConstantLoad for constant cache fills / InstructionFetch for instruction cache fills).
 //       One BEGIN_REQ outstanding until END_REQ (back-pressure); BEGIN_RESP is completed at
 //       once (TLM_COMPLETED). Payloads come from a PayloadPool.
 //
@@ -52,13 +52,20 @@
 //
 // Statistics (group "gpu.sm[i]"): cycles (cycles with resident warps), active_cycles (an
 // instruction issued), warp_instructions, thread_instructions, ipc, stall_{scoreboard,memory,
-// barrier,fu_busy,idle} (per sub-core cycle without issue, by the reason of the warp first
+// barrier,fu_busy,idle,fetch} (per sub-core cycle without issue, by the reason of the warp first
 // in scheduler order), resident_warp_cycles, achieved_occupancy, l1_sector_hits,
 // l1_sector_misses, l1_sector_hit_rate, mshr_merges, shared_accesses, shared_phases,
 // shared_bank_conflicts (extra cycles over the phases), line_requests, sector_requests,
 // store_requests, atomic_requests (data requests; line/sector counts include local memory),
 // local_accesses, local_load_sectors, local_store_sectors, const_accesses, const_hits,
-// const_misses, const_hit_rate, const_requests (constant fills sent), ctas_completed.
+// const_misses, const_hit_rate, const_requests (constant fills sent), icache_hits,
+// icache_misses, icache_requests (instruction fills sent), l1_reconfigurations (carve-out
+// changes), ctas_completed.
+//
+// Instruction fetch: each warp looks up the instruction cache line of its next instruction
+// when it enters the line (16 B per instruction, the kernel's code at a device address); a
+// miss requests the line from L2 (InstructionFetch) and the warp stalls (stall_fetch) until
+// the fill arrives.
 #pragma once
 
 #include <cstdint>
@@ -119,6 +126,10 @@ class Sm : public sc_core::sc_module {
   // Makes CTA `linear` of `run` resident; throws std::logic_error without enough warp slots.
   void launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear);
   uint32_t resident_ctas() const;
+  // Sets the SM's shared-memory capacity (a kernel's carve-out of the unified L1/shared); the L1
+  // data cache takes the rest (SmParams::l1_capacity) and starts empty when its size changes.
+  // Call with no resident CTA.
+  void configure_shared(uint64_t shared_bytes);
   uint32_t index() const { return index_; }
   // Core-clock edge at which this SM last did (or accounted) work.
   uint64_t last_cycle() const { return cycle_; }
