@@ -52,6 +52,7 @@ struct WarpSlot {
   const InstructionInfo* next = nullptr;
   uint64_t code_base = 0;        // its kernel's code: offset in the code region (device_regions.h)
   uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
+  uint64_t missed_line = kNever;   // the line it last stalled on (counts a miss once)
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
 };
 
@@ -211,7 +212,7 @@ struct Sm::Impl {
         const_misses(group.counter("const_misses", "access", "constant cache lookups that missed")),
         const_requests(group.counter("const_requests", "request", "constant cache line fills requested toward L2")),
         icache_hits(group.counter("icache_hits", "line", "instruction cache lookups that hit (one per line a warp enters)")),
-        icache_misses(group.counter("icache_misses", "line", "instruction cache lookups that missed")),
+        icache_misses(group.counter("icache_misses", "line", "lines a warp entered and had to wait for (per warp)")),
         icache_requests(group.counter("icache_requests", "request", "instruction cache line fills requested toward L2")),
         ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")),
         l1_reconfigurations(group.counter("l1_reconfigurations", "event",
@@ -237,11 +238,13 @@ struct Sm::Impl {
     scan_valid_until.assign(subcores, 0);
     unparked_bits.assign(subcores, 0);
     size_l1(p.l1_bytes);
-    const_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.const_line, kSectorBytes), kLineBytes);
-    const uint64_t const_lines = std::max<uint64_t>(p.const_bytes / const_line_bytes, 1);
-    const_ways = std::max<uint32_t>(std::min<uint64_t>(p.const_ways, const_lines), 1);
-    const_sets = static_cast<uint32_t>(std::max<uint64_t>(const_lines / const_ways, 1));
-    const_cache.resize(static_cast<size_t>(const_sets) * const_ways);
+    if (p.const_bytes != 0) {
+      const_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.const_line, kSectorBytes), kLineBytes);
+      const uint64_t const_lines = std::max<uint64_t>(p.const_bytes / const_line_bytes, 1);
+      const_ways = std::max<uint32_t>(std::min<uint64_t>(p.const_ways, const_lines), 1);
+      const_sets = static_cast<uint32_t>(std::max<uint64_t>(const_lines / const_ways, 1));
+      const_cache.resize(static_cast<size_t>(const_sets) * const_ways);
+    }
     if (p.icache_bytes != 0) {
       icache_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.icache_line, kSectorBytes), kLineBytes);
       const uint64_t icache_lines = std::max<uint64_t>(p.icache_bytes / icache_line_bytes, 1);
@@ -292,7 +295,7 @@ struct Sm::Impl {
 
   Ring<LsuOp> lsu;
   Ring<ConstOp> const_queue;  // capacity lsu_queue; full: constant loads stall at issue
-  std::vector<ConstLine> const_cache;
+  std::vector<ConstLine> const_cache;  // empty: perfect (every lookup hits, no traffic)
   uint32_t const_line_bytes = 64, const_sets = 1, const_ways = 1;
   uint64_t const_clock = 0;
   std::vector<ConstLine> icache;  // empty: perfect instruction cache
@@ -461,7 +464,13 @@ struct Sm::Impl {
       const uint64_t address = regions::kCodeBase + ((w.code_base + w.next->code_offset) & (regions::kCodeBytes - 1));
       const uint64_t line = address & ~uint64_t{icache_line_bytes - 1};
       if (line != w.fetched_line) {
-        if (!fetch(line, slot, c, wake)) return kStallFetch;
+        if (!fetch(line, slot, c, wake)) {
+          if (w.missed_line != line) {  // counted once per warp and line
+            w.missed_line = line;
+            ++icache_misses;
+          }
+          return kStallFetch;
+        }
         w.fetched_line = line;
       }
     }
@@ -495,19 +504,22 @@ struct Sm::Impl {
   // A generic access may resolve to global or local memory (LSU) or to the kernel's parameters
   // (constant cache): it needs room in both queues.
   // Instruction cache line `line` for warp `slot`'s next instruction: true when present (a
-  // warp fetches a line once as it enters it). A miss requests the line (and the next
-  // icache_prefetch lines) from L2; the warp stalls until the fill, which re-scans every
-  // sub-core. No MSHR or queue room: retried next cycle.
+  // warp looks a line up once, as it enters it). A miss requests the line from L2; the warp
+  // stalls until the fill, which re-scans every sub-core (no MSHR or queue room: retried next
+  // cycle). Entering a line, hit or miss, also requests the next icache_prefetch lines that
+  // are neither present nor pending (a stream prefetcher: fetch runs ahead of issue).
   bool fetch(uint64_t line, uint32_t slot, uint64_t c, uint64_t& wake) {
+    bool hit = false;
     ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
     for (uint32_t i = 0; i < icache_ways; ++i) {
       if (set[i].tag == line / icache_line_bytes) {
         set[i].last_use = ++icache_clock;
         ++icache_hits;
-        return true;
+        hit = true;
+        break;
       }
     }
-    for (uint32_t ahead = 0; ahead <= params.icache_prefetch; ++ahead) {
+    for (uint32_t ahead = hit ? 1 : 0; ahead <= params.icache_prefetch; ++ahead) {
       const uint64_t at = line + uint64_t{ahead} * icache_line_bytes;
       if (ahead != 0 && icache_present(at)) continue;
       const uint64_t line128 = at & ~uint64_t{kLineBytes - 1};
@@ -536,10 +548,9 @@ struct Sm::Impl {
       e.fill_icache = true;
       e.mask = need;
       e.waiter_count = 0;
-      if (ahead == 0) ++icache_misses;
       push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta]);
     }
-    return false;
+    return hit;
   }
   bool icache_present(uint64_t line) const {
     const ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
@@ -765,7 +776,9 @@ struct Sm::Impl {
         ++records[record].pending;
         return record;
       };
-      if (other) {  // constant space: kernel parameters (constant bank 0) and .const
+      if (other && const_cache.empty()) {  // a perfect constant cache: every lookup hits, no traffic
+        ready = c + params.const_hit_latency;
+      } else if (other) {  // constant space: kernel parameters (constant bank 0) and .const
         const uint64_t bank0 = regions::kConstBank0Base +
                                (cta.kernel_id % regions::kConstBank0Slots) * regions::kConstBank0SlotBytes;
         ConstOp& op = const_queue.push();
@@ -1543,6 +1556,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.next = nullptr;
     ws.code_base = code_base;
     ws.fetched_line = kNever;
+    ws.missed_line = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted

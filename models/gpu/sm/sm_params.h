@@ -48,14 +48,14 @@ struct SmParams {
   uint32_t l1_mshrs = 0;        // outstanding missed lines
   uint32_t l1_mshr_merges = 0;  // loads that may wait on one MSHR
   uint32_t lsu_queue = 0;       // memory instructions waiting for the L1; full: issue stalls
-  uint64_t const_bytes = 0;     // constant cache (kernel parameters = constant bank 0, .const)
+  uint64_t const_bytes = 0;     // constant cache (kernel parameters = constant bank 0, .const); 0: perfect
   uint32_t const_line = 0;
   uint32_t const_ways = 0;
   uint32_t const_hit_latency = 0;
   uint64_t icache_bytes = 0;    // instruction cache (0: perfect, no fetch stalls)
   uint32_t icache_line = 0;
   uint32_t icache_ways = 0;
-  uint32_t icache_prefetch = 0;  // next lines fetched with a miss
+  uint32_t icache_prefetch = 0;  // lines requested ahead of the one a warp enters
   bool idle_skip = true;        // jump over cycles in which nothing can happen
   // Host threads stepping the SMs of a GpuCore (issue 6; results never depend on it).
   uint32_t threads = 1;
@@ -106,8 +106,8 @@ struct SmParams {
               "memory instructions queued at the L1; when full, memory instructions stall at issue");
     // Volta's constant cache (the "L1.5" shared with instructions) as GPGPU-Sim's QV100
     // configuration sizes it (gpgpu_const_cache:l1 N:128:64:8: 128 sets x 64 B x 8 ways).
-    k.quantity(&SmParams::const_bytes, "gpu.sm.const_cache.size", Dimension::Size, "64 KiB", "1 KiB", "16 MiB",
-               "per-SM constant cache for ld.const and kernel parameters (GPGPU-Sim QV100: 64 KiB)");
+    k.quantity(&SmParams::const_bytes, "gpu.sm.const_cache.size", Dimension::Size, "64 KiB", "0 B", "16 MiB",
+               "per-SM constant cache for ld.const and kernel parameters (GPGPU-Sim QV100: 64 KiB); 0 B: perfect");
     k.integer(&SmParams::const_line, "gpu.sm.const_cache.line", 64, 32, 128,
               "constant cache line in bytes, a power of two (GPGPU-Sim QV100: 64); misses fetch it from L2");
     k.integer(&SmParams::const_ways, "gpu.sm.const_cache.ways", 8, 1, 64, "constant cache associativity (GPGPU-Sim QV100: 8)");
@@ -120,8 +120,8 @@ struct SmParams {
     k.integer(&SmParams::icache_line, "gpu.sm.icache.line", 128, 32, 128,
               "instruction cache line in bytes, a power of two (GPGPU-Sim QV100: 128 = 8 instructions)");
     k.integer(&SmParams::icache_ways, "gpu.sm.icache.ways", 16, 1, 64, "instruction cache associativity (GPGPU-Sim QV100: 16)");
-    k.integer(&SmParams::icache_prefetch, "gpu.sm.icache.prefetch", 1, 0, 16,
-              "sequential lines requested with an instruction cache miss (gpuvp's own choice: 1, next-line prefetch)");
+    k.integer(&SmParams::icache_prefetch, "gpu.sm.icache.prefetch", 8, 0, 16,
+              "lines the instruction fetch keeps requested ahead of the line a warp enters (gpuvp's own choice: 8)");
     k.flag(&SmParams::idle_skip, "gpu.sm.idle_skip", true,
            "skip cycles in which no warp can issue (never changes a reported number)");
     k.integer(&SmParams::threads, "sim.threads", 1, 1, 256,
