@@ -14,10 +14,8 @@
 # all their wakes in one process
 # (models/memory/wake_queue.h), so same-instant wakes of their channels/ports now run in a
 # fixed key order instead of SystemC's timed-queue order (gpuvp validate: every figure still
-# within 10 %). Re-recorded for the SM's constant and instruction caches: kernel parameters now come through
-# the SM's constant cache and instructions through its instruction cache, both filled from L2
-# (new statistics, and the cold fills at each SM's start move the cycles: vectorAdd 2^18
-# 3999 -> 6800 core cycles).
+# within 10 %). Re-recorded for the SM's instruction cache (instructions fetched from L2 into a
+# per-SM cache; new statistics; vectorAdd 2^18 3999 -> 3975 core cycles).
 #   bench/sm/check_stats.sh build-dir/bench/sm/gpuvp_sm_bench [--print]
 set -eu
 bench=${1:?usage: check_stats.sh path/to/gpuvp_sm_bench}
@@ -35,8 +33,8 @@ while read -r n expected; do
     else echo "vectorAdd $n, $threads thread(s): stats CHANGED ($got, expected $expected)"; status=1; fi
   done
 done <<'HASHES'
-65536 785e8d13b7113ffbdfa77b876b8d1574e0c524b05519e50f7cd1b1877f2495b4
-262144 8af9f0c43e8c884bc76cb8997ca1c9de788cc1013bb3344f2548beee551ebefa
-1048576 d86cbdd9f09ba19cd56b731ef0c32bbc8002f86dba345ecb6e908b5e2f30eaf7
+65536 d3ce077df50331a8d268eabcdac18de49812fe0a775233d9a8c58c7f99b019a4
+262144 1edb40ddf5c97b1932f89fbcf7adc6b1621463ddbb08709778a05f60eed7901f
+1048576 97ce93bb498091d1479b0cd418e4e65f4dad613b6c164873d0d840d60dfe963e
 HASHES
 exit $status

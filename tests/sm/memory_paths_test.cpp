@@ -116,7 +116,7 @@ struct ConstRun {
 };
 
 ConstRun run_const(uint32_t k) {
-  SmBench b;
+  SmBench b({"gpu.sm.const_cache.size=64 KiB"});  // the constant cache is off (perfect) by default
   b.load(const_kernel(k));
   std::vector<uint32_t> table(32);
   for (uint32_t i = 0; i < 32; ++i) table[i] = 100 + i;
@@ -156,7 +156,7 @@ TEST(SmMemoryPaths, DivergentConstantAddressesSerialize) {
 // Kernel parameters are read from constant bank 0 of the launch (a device address in the
 // reserved region): the first warp misses, later warps hit.
 TEST(SmMemoryPaths, KernelParametersComeFromConstantBankZero) {
-  SmBench b;
+  SmBench b({"gpu.sm.const_cache.size=64 KiB"});  // the constant cache is off (perfect) by default
   b.load(local_kernel());
   const uint64_t out = b.memory.allocate(4 * 128);
   b.run("loc", {ptx::Dim3{1}, ptx::Dim3{128}, 0}, ptx::pack_params(b.module->kernel("loc"), out));
