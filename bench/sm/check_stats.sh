@@ -33,8 +33,8 @@ while read -r n expected; do
     else echo "vectorAdd $n, $threads thread(s): stats CHANGED ($got, expected $expected)"; status=1; fi
   done
 done <<'HASHES'
-65536 d3ce077df50331a8d268eabcdac18de49812fe0a775233d9a8c58c7f99b019a4
-262144 1edb40ddf5c97b1932f89fbcf7adc6b1621463ddbb08709778a05f60eed7901f
-1048576 97ce93bb498091d1479b0cd418e4e65f4dad613b6c164873d0d840d60dfe963e
+65536 eab97853a465cb3f6ecb921f0d2334e99c106a1316d21f3af0eb322c83977a3a
+262144 4bf19ebb0d35d8710a996708cc08a7169bf6b66d6b89a6dc59cb97019f3a9998
+1048576 b2238318a0bc3c94ba09fb6b86ed68dd8438895462de8846a3575903465b12cf
 HASHES
 exit $status
