@@ -108,7 +108,7 @@ struct SmParams {
     // configuration sizes it (gpgpu_const_cache:l1 N:128:64:8: 128 sets x 64 B x 8 ways).
     k.quantity(&SmParams::const_bytes, "gpu.sm.const_cache.size", Dimension::Size, "0 B", "0 B", "16 MiB",
                "per-SM constant cache for ld.const and kernel parameters (GPGPU-Sim QV100: 64 KiB); 0 B: perfect "
-               "(the default: with it on, a unified-memory program deadlocks, see models/gpu/sm/README.md)");
+               "(the default: with it on, a unified-memory program hangs on a stray END_REQ, see models/gpu/sm/README.md)");
     k.integer(&SmParams::const_line, "gpu.sm.const_cache.line", 64, 32, 128,
               "constant cache line in bytes, a power of two (GPGPU-Sim QV100: 64); misses fetch it from L2");
     k.integer(&SmParams::const_ways, "gpu.sm.const_cache.ways", 8, 1, 64, "constant cache associativity (GPGPU-Sim QV100: 8)");
