@@ -50,6 +50,19 @@ PlatformParams PlatformParams::load(const config::Config& config) {
     if (!holds) errors.push_back({where(config, knob), knob, std::move(message)});
   };
   rule(p.sm.max_threads % 32 == 0, "gpu.sm.max_threads", "must be a multiple of the warp size (32)");
+  rule((p.sm.const_line & (p.sm.const_line - 1)) == 0, "gpu.sm.const_cache.line", "must be a power of two (32, 64 or 128)");
+  rule((p.sm.icache_line & (p.sm.icache_line - 1)) == 0, "gpu.sm.icache.line", "must be a power of two (32, 64 or 128)");
+  if (p.sm.unified_l1_shared_bytes != 0) {
+    rule(p.sm.shared_memory_bytes + p.sm.l1_bytes == p.sm.unified_l1_shared_bytes, "gpu.sm.unified_l1_shared",
+         "must equal gpu.sm.shared_memory + gpu.sm.l1.size (the default split), or be 0 B (separate L1)");
+    const std::vector<uint64_t> carveouts = p.sm.carveout_bytes();
+    bool ascending = !carveouts.empty();
+    for (size_t i = 0; i < carveouts.size(); ++i) {
+      ascending = ascending && (i == 0 || carveouts[i] > carveouts[i - 1]) && carveouts[i] <= p.sm.shared_memory_bytes;
+    }
+    rule(ascending, "gpu.sm.shared_carveouts",
+         "must be ascending whole KiB numbers, comma-separated, none above gpu.sm.shared_memory");
+  }
   rule(p.sm.fp32_lanes % p.sm.subcores == 0, "gpu.sm.fp32_lanes",
        "must divide evenly among gpu.sm.subcores (" + std::to_string(p.sm.subcores) + ")");
   rule(p.l2.line_bytes % p.l2.sector_bytes == 0, "memory.l2.line_size",

@@ -2,7 +2,7 @@
 // SMs in clusters of 2, CTA scheduler) on the memory side (crossbar, L2 slices, HBM). Prints
 // simulated cycles, warp-instructions, wall seconds and warp-instructions per wall second.
 //
-//   [GPUVP_THREADS=N] build-*/bench/sm/gpuvp_sm_bench [elements = 1048576] [stats.json]
+//   [GPUVP_THREADS=N] [GPUVP_SM_SET="knob=value;..."] build-*/bench/sm/gpuvp_sm_bench [elements = 1048576] [stats.json]
 //
 // With a second argument the run's statistics JSON is written there (plus the last core cycle
 // under "bench"): speed work on the timing model must leave it byte-identical
@@ -73,6 +73,19 @@ gpu::SmParams v100_sm() {
   // GPUVP_THREADS=N: SMs stepped by N host threads (sim.threads; never changes the statistics).
   std::vector<std::string> overrides;
   if (const char* threads = std::getenv("GPUVP_THREADS")) overrides.push_back(std::string("sim.threads=") + threads);
+  // GPUVP_SM_SET="knob=value;knob=value": more overrides (e.g. a perfect instruction cache).
+  if (const char* set = std::getenv("GPUVP_SM_SET")) {
+    std::string item;
+    for (const char* p = set;; ++p) {
+      if (*p == ';' || *p == '\0') {
+        if (!item.empty()) overrides.push_back(item);
+        item.clear();
+        if (*p == '\0') break;
+      } else {
+        item += *p;
+      }
+    }
+  }
   return config::load_params<gpu::SmParams>(loader.load_defaults(overrides));
 }
 

@@ -27,10 +27,15 @@ GPUVP_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* function, cudaFuncCa
 
 GPUVP_EXPORT cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attribute, int value) {
   return with_device([&](Runtime& runtime) {
-    if (runtime.function_of(function) == nullptr) return cudaErrorInvalidDeviceFunction;
-    if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize &&
-        (value < 0 || static_cast<uint64_t>(value) > runtime.info().shared_memory_per_block)) {
-      return cudaErrorInvalidValue;
+    gpuvp::cudart::Function* f = runtime.function_of(function);
+    if (f == nullptr) return cudaErrorInvalidDeviceFunction;
+    if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+      // Up to the opt-in limit: all of an SM's shared memory (the device checks static + dynamic).
+      if (value < 0 || static_cast<uint64_t>(value) > runtime.info().shared_memory_per_sm) return cudaErrorInvalidValue;
+      f->max_dynamic_shared = static_cast<uint32_t>(value);
+    } else if (attribute == cudaFuncAttributePreferredSharedMemoryCarveout) {
+      if (value < -1 || value > 100) return cudaErrorInvalidValue;
+      f->shared_carveout = value;
     }
     return cudaSuccess;
   });

@@ -1558,7 +1558,8 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
       block.x > 1024 || block.y > 1024 || block.z > 64 || threads > d.max_threads_per_block || grid.x > 2147483647u ||
-      grid.y > 65535 || grid.z > 65535 || shared > d.shared_memory_per_block) {
+      grid.y > 65535 || grid.z > 65535 ||
+      shared > std::max<uint64_t>(d.shared_memory_per_block, function->max_dynamic_shared)) {
     return cudaErrorInvalidConfiguration;
   }
   Stream* stream = stream_of(stream_handle);
@@ -1596,6 +1597,8 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   launch.block[1] = block.y;
   launch.block[2] = block.z;
   launch.dynamic_shared_bytes = static_cast<uint32_t>(shared);
+  launch.max_dynamic_shared_bytes = function->max_dynamic_shared;
+  launch.shared_carveout = static_cast<uint32_t>(function->shared_carveout + 1);
   launch.args_address = args_address;
   launch.args_bytes = packed.size();
   launch.printf_address = pending.printf_address;

@@ -46,6 +46,8 @@ struct Function {
   uint32_t param_bytes = 0;
   std::vector<device::ParamLayout> params;
   const cubin::KernelResources* sass = nullptr;  // in module->cubin; null: no cubin has this kernel
+  uint32_t max_dynamic_shared = 0;  // cudaFuncAttributeMaxDynamicSharedMemorySize (0: not set)
+  int32_t shared_carveout = -1;     // cudaFuncAttributePreferredSharedMemoryCarveout (-1: none)
 };
 
 struct Variable {

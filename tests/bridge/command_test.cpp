@@ -85,6 +85,8 @@ class Commands : public ::testing::Test {
     uint32_t grid[3] = {1, 1, 1};
     uint32_t block[3] = {1, 1, 1};
     uint32_t shared = 0;
+    uint32_t max_dynamic_shared = 0;  // cudaFuncAttributeMaxDynamicSharedMemorySize (0: not set)
+    uint32_t carveout = 0;            // cudaFuncAttributePreferredSharedMemoryCarveout + 1 (0: none)
     std::vector<uint8_t> args;
     uint64_t printf_address = 0;
     uint64_t printf_bytes = 0;
@@ -98,6 +100,8 @@ class Commands : public ::testing::Test {
     std::copy(l.grid, l.grid + 3, a.grid);
     std::copy(l.block, l.block + 3, a.block);
     a.dynamic_shared_bytes = l.shared;
+    a.max_dynamic_shared_bytes = l.max_dynamic_shared;
+    a.shared_carveout = l.carveout;
     if (!l.args.empty()) {
       a.args_address = client->allocate(l.args.size(), 16);
       std::memcpy(client->at(a.args_address), l.args.data(), l.args.size());
@@ -574,6 +578,15 @@ TEST_F(Commands, IllegalLaunchesAreRefused) {
   EXPECT_STATUS(refused([](Launch& l) { l.grid[1] = 70000; }), Status::InvalidLaunch);
   EXPECT_STATUS(refused([](Launch& l) { l.shared = 200 * 1024; }), Status::InvalidLaunch);
   EXPECT_STATUS(refused([](Launch& l) { l.args.resize(4); }), Status::InvalidLaunch);
+  // More than 48 KiB of shared memory needs cudaFuncAttributeMaxDynamicSharedMemorySize, as on
+  // real hardware; up to the SM's 96 KiB with it.
+  const auto over = refused([](Launch& l) { l.shared = 64 * 1024; });
+  EXPECT_STATUS(over, Status::InvalidLaunch);
+  EXPECT_NE(std::string(over.message).find("MaxDynamicSharedMemorySize"), std::string::npos) << over.message;
+  EXPECT_STATUS(refused([](Launch& l) { l.shared = 64 * 1024, l.max_dynamic_shared = 32 * 1024; }), Status::InvalidLaunch);
+  EXPECT_STATUS(refused([](Launch& l) { l.shared = 64 * 1024, l.max_dynamic_shared = 64 * 1024; }), Status::Ok);
+  EXPECT_STATUS(refused([](Launch& l) { l.carveout = 1 + 25; }), Status::Ok);  // a carve-out preference is a hint
+  EXPECT_STATUS(refused([](Launch& l) { l.carveout = 102; }), Status::InvalidLaunch);
   const auto message = refused([](Launch& l) { l.block[0] = 2048; });
   EXPECT_NE(std::string(message.message).find("2048"), std::string::npos) << message.message;
   still_serving();

@@ -76,6 +76,18 @@ struct SmBench {
     return done_cycle;
   }
 
+  // The target's requests for data (loads, stores, atomics, reductions): without constant
+  // cache fills and instruction fetches.
+  std::vector<testbench::MemoryTarget::Record> data_transactions() const {
+    std::vector<testbench::MemoryTarget::Record> out;
+    for (const auto& t : target->transactions()) {
+      if (t.has_extension && (t.extension.kind == AccessKind::ConstantLoad || t.extension.kind == AccessKind::InstructionFetch))
+        continue;
+      out.push_back(t);
+    }
+    return out;
+  }
+
   uint64_t counter(const std::string& name) const {
     const auto* g = stats.find_group("gpu.sm[0]");
     const auto* c = g ? g->find_counter(name) : nullptr;

@@ -306,7 +306,8 @@ TEST(CtaScheduler, IdleSkippingAndRepeatRunsGiveIdenticalStatistics) {
 // LSU back-pressure: with a one-entry LSU queue, 32-line scattered loads stall issue.
 TEST(SmTiming, FullLsuQueueStallsIssue) {
   auto stalls = [](const char* queue) {
-    testing::SmBench b({std::string("gpu.sm.lsu_queue=") + queue});
+    // A perfect instruction cache: instruction prefetches would take MSHRs the loads compete for.
+    testing::SmBench b({std::string("gpu.sm.lsu_queue=") + queue, "gpu.sm.icache.size=0 B"});
     b.load(ptx_header() + R"(
 .visible .entry g(.param .u64 in) {
   .reg .b32 %r<8>;

@@ -95,7 +95,11 @@ TEST(TraceRun, VectorAddTraceAgreesWithTheStatistics) {
   for (const auto& [name, count] : links) {
     std::smatch m;
     if (std::regex_match(name, m, sm_link)) {
-      EXPECT_EQ(count, counter(stats, "gpu.sm[" + m[1].str() + "]", "line_requests")) << name;
+      // Data requests, constant cache fills and instruction fetches.
+      const std::string sm = "gpu.sm[" + m[1].str() + "]";
+      EXPECT_EQ(count, counter(stats, sm, "line_requests") + counter(stats, sm, "const_requests") +
+                           counter(stats, sm, "icache_requests"))
+          << name;
       sm_total += count;
     } else if (std::regex_match(name, m, l2_link)) {
       EXPECT_EQ(count, counter(stats, "memory.l2[" + m[1].str() + "]", "accesses")) << name;

@@ -668,6 +668,16 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   }
   const uint32_t static_shared = told ? resources.static_shared_bytes : kernel.static_shared_bytes;
   const uint64_t shared = uint64_t{static_shared} + args.dynamic_shared_bytes;
+  if (shared > device::kDefaultSharedBytesPerBlock && args.dynamic_shared_bytes > args.max_dynamic_shared_bytes) {
+    // (Completion messages are short: the attribute first.)
+    return refuse(Status::InvalidLaunch, "MaxDynamicSharedMemorySize " + std::to_string(args.max_dynamic_shared_bytes) +
+                                             " < " + std::to_string(args.dynamic_shared_bytes) + " dynamic + " +
+                                             std::to_string(static_shared) + " static shared bytes > 48 KiB");
+  }
+  if (args.shared_carveout > 101) {
+    return refuse(Status::InvalidLaunch, "shared memory carve-out preference " +
+                                             std::to_string(int64_t{args.shared_carveout} - 1) + " % is not in 0..100");
+  }
   if (shared > params_.sm.shared_memory_bytes) {
     return refuse(Status::InvalidLaunch, std::to_string(shared) + " bytes of shared memory (" +
                                              std::to_string(static_shared) + " static + " +
@@ -718,6 +728,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   config.grid = ptx::Dim3(args.grid[0], args.grid[1], args.grid[2]);
   config.block = ptx::Dim3(args.block[0], args.block[1], args.block[2]);
   config.dynamic_shared_bytes = args.dynamic_shared_bytes;
+  config.shared_carveout_percent = static_cast<int32_t>(args.shared_carveout) - 1;
 
   const uint64_t kernel_id = next_kernel_id_++;
   registry_.begin_kernel(kernel_id, kernel.name);

@@ -25,7 +25,9 @@ const char* to_string(OccupancyLimit limit) noexcept {
   return "?";
 }
 
-Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta) {
+Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta) { return occupancy(sm, cta, sm.shared_memory_bytes); }
+
+Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta, uint64_t shared_capacity) {
   Occupancy best{sm.max_ctas, OccupancyLimit::kCtas};
   auto limit = [&](uint64_t n, OccupancyLimit why) {
     if (n < best.ctas_per_sm) best = Occupancy{static_cast<uint32_t>(n), why};
@@ -35,7 +37,7 @@ Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta) {
   limit(warps ? (sm.max_threads / 32) / warps : sm.max_ctas, OccupancyLimit::kWarps);
   const uint64_t regs = uint64_t{warp_registers(cta)} * warps;
   if (regs) limit(sm.registers / regs, OccupancyLimit::kRegisters);
-  if (cta.shared_bytes) limit(sm.shared_memory_bytes / cta.shared_bytes, OccupancyLimit::kSharedMemory);
+  if (cta.shared_bytes) limit(shared_capacity / cta.shared_bytes, OccupancyLimit::kSharedMemory);
   return best;
 }
 
@@ -125,7 +127,7 @@ CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params,
       clock_(clock),
       sms_(std::move(sms)),
       tracer_(tracer),
-      usage_(sms_.size()),
+      usage_(sms_.size(), SmUsage{0, 0, 0, 0, 0, params.shared_memory_bytes}),
       ctas_issued_(stats.group("gpu.cta_scheduler").counter("ctas_issued", "cta", "CTAs issued to SMs")),
       kernels_completed_(stats.group("gpu.cta_scheduler").counter("kernels_completed", "kernel", "kernels completed")),
       launch_stats_(std::make_unique<LaunchStats>(stats.group("gpu.cta_scheduler"))) {
@@ -149,13 +151,14 @@ void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function
   k.run = &run;
   k.id = kernel_id;
   k.cta = footprint(run);
+  k.shared_capacity = params_.shared_capacity(run.config().shared_carveout_percent, k.cta.shared_bytes);
   k.done = std::move(done);
   k.first_dispatch_cycle = clock_.next_cycle(sc_core::sc_time_stamp()) + latencies_.launch;
   if (!run.ok() || run.cta_count() == 0) {
     if (k.done) k.done();
     return;
   }
-  const Occupancy fit = occupancy(params_, k.cta);
+  const Occupancy fit = occupancy(params_, k.cta, k.shared_capacity);
   if (fit.ctas_per_sm == 0) {
     throw std::invalid_argument("CtaScheduler: a CTA of " + run.kernel().name + " does not fit on an SM (" +
                                 to_string(fit.limit) + ": " + std::to_string(k.cta.threads) + " threads x " +
@@ -167,12 +170,14 @@ void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function
   wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool CtaScheduler::fits(const SmUsage& use, const CtaFootprint& cta) const {
+bool CtaScheduler::fits(const SmUsage& use, const Kernel& k) const {
+  const CtaFootprint& cta = k.cta;
+  if (use.ctas != 0 && use.shared_capacity != k.shared_capacity) return false;  // reconfigured only when empty
   const uint32_t warps = warps_of(cta);
   return use.ctas + 1 <= params_.max_ctas && use.threads + cta.threads <= params_.max_threads &&
          use.warps + warps <= params_.max_threads / 32 &&
          use.registers + uint64_t{warp_registers(cta)} * warps <= params_.registers &&
-         use.shared + cta.shared_bytes <= params_.shared_memory_bytes;
+         use.shared + cta.shared_bytes <= k.shared_capacity;
 }
 
 void CtaScheduler::thread() {
@@ -194,8 +199,12 @@ void CtaScheduler::thread() {
           next_launch = std::min(next_launch, k.first_dispatch_cycle);
           continue;
         }
-        if (!fits(usage_[s], k.cta)) continue;
+        if (!fits(usage_[s], k)) continue;
         SmUsage& use = usage_[s];
+        if (use.shared_capacity != k.shared_capacity) {
+          use.shared_capacity = k.shared_capacity;
+          sms_[s]->configure_shared(k.shared_capacity);
+        }
         ++use.ctas;
         use.threads += k.cta.threads;
         use.warps += warps_of(k.cta);

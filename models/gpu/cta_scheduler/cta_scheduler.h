@@ -1,6 +1,8 @@
 // CTA scheduler (seed 000 §B.1): a kernel queue fed by launches and an SM launch table whose
 // CTA slots per SM are sized by occupancy (threads, warps, registers, static + dynamic shared
-// memory, CTA limit). Each core cycle it issues at most one CTA to each SM that has room,
+// memory within the kernel's shared capacity, CTA limit). A kernel's shared capacity is its
+// carve-out (SmParams::shared_capacity); an SM runs CTAs of one capacity at a time and is
+// reconfigured (Sm::configure_shared: the L1 takes the rest) when it has no resident CTA. Each core cycle it issues at most one CTA to each SM that has room,
 // taking the oldest kernel with CTAs left that fits (so concurrent kernels share SMs once the
 // older one has issued everything, or where it does not fit); slots are freed by the SMs'
 // CTA-complete callbacks. A scheduler with nothing to issue waits on an event.
@@ -63,6 +65,8 @@ struct Occupancy {
 // Registers are allocated per warp in units of kRegisterAllocationUnit (Volta/Pascal: 256).
 constexpr uint32_t kRegisterAllocationUnit = 256;
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta);
+// The same on an SM whose shared memory is `shared_capacity` bytes (the kernel's carve-out).
+Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta, uint64_t shared_capacity);
 
 // Registers per thread for a kernel the host told nothing about. PTX registers are virtual
 // (ptxas allocates the real ones), so this is an estimate: the 32-bit-equivalent count of the
@@ -100,6 +104,7 @@ class CtaScheduler : public sc_core::sc_module {
     ptx::KernelRun* run = nullptr;
     uint64_t id = 0;
     CtaFootprint cta;
+    uint64_t shared_capacity = 0;  // the SM shared memory its carve-out chooses
     uint64_t next_cta = 0;
     uint64_t completed = 0;
     uint64_t first_dispatch_cycle = 0;  // no CTA of it is dispatched before this edge
@@ -119,8 +124,9 @@ class CtaScheduler : public sc_core::sc_module {
   };
   struct SmUsage {
     uint32_t ctas = 0, threads = 0, warps = 0, registers = 0, shared = 0;
+    uint64_t shared_capacity = 0;  // as the SM is configured now
   };
-  bool fits(const SmUsage& use, const CtaFootprint& cta) const;
+  bool fits(const SmUsage& use, const Kernel& k) const;
   void thread();
   void deliver(const Dispatch& d);
   void complete_due();  // SC_METHOD on completion_due_

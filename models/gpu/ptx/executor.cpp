@@ -941,10 +941,14 @@ class LaunchRun {
                                             : MemoryAccess::Space::kLocal;
   }
 
-  // Records a lane's access of the current memory instruction for the timing model.
+  // Records a lane's access of the current memory instruction for the timing model. A .param
+  // access outside the kernel's parameter buffer is a device function's parameter in the
+  // thread's call frame: the timing model sees it as the local memory it lives in.
   void record(int lane, ir::Space space, uint64_t address, uint32_t size, bool is_global) {
     LaneAccess& a = tls_step.capture->accesses[static_cast<size_t>(lane)];
-    a.space = resolved_space(space, address, is_global);
+    const bool frame_param = !is_global && space == ir::Space::kParam &&
+                             !(address >= kParamWindow && address < kParamWindow + kWindowBytes);
+    a.space = frame_param ? MemoryAccess::Space::kLocal : resolved_space(space, address, is_global);
     a.address = address;
     a.size = size;
     tls_step.capture->access_mask |= 1u << lane;

@@ -44,6 +44,9 @@ struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
   uint32_t dynamic_shared_bytes = 0;
+  // cudaFuncAttributePreferredSharedMemoryCarveout: percent of the most shared memory per SM the
+  // kernel prefers (-1: no preference). A timing hint (L1/shared split), no functional effect.
+  int32_t shared_carveout_percent = -1;
 };
 
 // Address and size of a module variable placed in device memory.

@@ -56,6 +56,9 @@ struct InstructionInfo {
   UnitClass unit = UnitClass::kOther;
   AccessOp access = AccessOp::kNone;
   // Declared state space for memory ops (generic addresses are resolved per lane at step).
+  // kParam: a kernel parameter named by its symbol; a device function's .param named by its
+  // symbol is kLocal (it lives in the thread's frame); a .param address in a register may be
+  // either kind of parameter and is kGeneric (resolved per lane).
   enum class Space : uint8_t { kNone, kGeneric, kGlobal, kShared, kLocal, kConst, kParam } space = Space::kNone;
   uint8_t dst_count = 0;
   uint8_t src_count = 0;
@@ -65,6 +68,9 @@ struct InstructionInfo {
   std::array<uint32_t, kMaxDst> dst{};
   std::array<uint32_t, kMaxSrc> src{};
   uint32_t ptx_line = 0;
+  // Byte offset of the instruction in the kernel's code: 16 bytes per instruction (the size of
+  // a Volta SASS instruction), the call tree's functions one after another.
+  uint32_t code_offset = 0;
   uint16_t opcode = 0;  // ir::Opcode, for tracing
   bool l1_bypass = false;  // a load that is not cached in L1 (ld.cg, ld.cv, ld.volatile)
   bool reads_time = false;  // reads %clock, %clock64 or %globaltimer*: see KernelRun::set_issue_time
@@ -74,7 +80,9 @@ struct InstructionInfo {
   bool serial = false;
 };
 
-// One lane's memory access in a step, after generic-address resolution.
+// One lane's memory access in a step, after generic-address resolution. kParam is the kernel's
+// parameter buffer (offset in it); a device function's .param lives in the thread's call frame
+// and is reported as kLocal (offset in the thread's local window).
 struct LaneAccess {
   uint64_t address = 0;  // device address (global/const) or offset in its space
   uint32_t size = 0;     // bytes (vector accesses: the whole vector)

@@ -2,6 +2,8 @@
 
 #include "models/gpu/sm/sm_stepper.h"
 
+#include "models/gpu/device_regions.h"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -16,7 +18,10 @@ namespace {
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kNone = 0xffffffffu;
-constexpr uint32_t kMaxLines = 32;  // a warp instruction touches at most 32 lines (aligned accesses)
+// Lines one warp instruction may touch: 32 lanes x one line for aligned global accesses; 32
+// lanes x 4 words of a 16-byte local access with lane-dependent offsets (each word of the
+// interleaved local layout is its own line).
+constexpr uint32_t kMaxLines = 128;
 
 // Bit count without a libgcc call (the build targets generic x86-64, where __builtin_popcount
 // becomes __popcountdi2).
@@ -26,7 +31,7 @@ inline uint32_t popcount32(uint32_t v) {
   return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
-enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallCount };
+enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallFetch, kStallCount };
 
 struct WarpSlot {
   bool used = false;
@@ -45,6 +50,9 @@ struct WarpSlot {
   // The next instruction, once known; a ready warp stays ready with the same instruction
   // until it issues (only its own steps block it at a barrier).
   const InstructionInfo* next = nullptr;
+  uint64_t code_base = 0;        // its kernel's code: offset in the code region (device_regions.h)
+  uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
+  uint64_t missed_line = kNever;   // the line it last stalled on (counts a miss once)
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
 };
 
@@ -67,8 +75,25 @@ struct LsuOp {
   uint32_t next_line = 0;
   uint32_t record = kNone;  // load record (loads/atomics)
   bool l1_bypass = false;   // a load that neither hits nor allocates in L1 (ld.cg/.cv/.volatile)
+  uint32_t local_from = 0;  // lines[local_from..line_count) are local memory (after the global ones)
   uint64_t lines[kMaxLines];
   uint8_t masks[kMaxLines];
+};
+
+// A constant-space load (ld.const, kernel parameters) queued at the constant cache: its
+// distinct addresses, one lookup each per cycle (a warp whose lanes read different addresses
+// serializes, as the constant cache serves one address per access).
+struct ConstOp {
+  uint32_t warp_slot = 0;
+  uint32_t record = kNone;
+  uint32_t count = 0;
+  uint32_t next = 0;
+  uint64_t addresses[32];
+};
+
+struct ConstLine {  // also the instruction cache's lines
+  uint64_t tag = kNever;
+  uint64_t last_use = 0;
 };
 
 // A load or atomic waiting for its sectors.
@@ -84,6 +109,8 @@ struct Mshr {  // in use: its bit in Impl::mshr_busy
   tlm::tlm_generic_payload* gp = nullptr;
   bool atomic = false;
   bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
+  bool fill_const = false;  // a constant cache miss: the returning sectors fill the constant cache
+  bool fill_icache = false;  // an instruction fetch: the returning sectors fill the instruction cache
   uint64_t line = 0;
   uint8_t mask = 0;
   uint32_t waiter_count = 0;
@@ -147,7 +174,8 @@ struct Sm::Impl {
         subcores(std::max<uint32_t>(p.subcores, 1)),
         warps(max_warps),
         lsu(p.lsu_queue),
-        records(p.lsu_queue + p.l1_mshrs * p.l1_mshr_merges + 8),
+        const_queue(p.lsu_queue),
+        records(2 * p.lsu_queue + p.l1_mshrs * p.l1_mshr_merges + 8),
         mshrs(p.l1_mshrs),
         outgoing(p.l1_mshrs + p.lsu_queue * kMaxLines),
         responses(p.l1_mshrs + 8),
@@ -161,6 +189,8 @@ struct Sm::Impl {
         stall_barrier(group.counter("stall_barrier", "subcore-cycle", "no issue: first warp waits at a barrier")),
         stall_fu_busy(group.counter("stall_fu_busy", "subcore-cycle", "no issue: first warp's functional unit busy")),
         stall_idle(group.counter("stall_idle", "subcore-cycle", "no issue: no warp on the sub-core")),
+        stall_fetch(group.counter("stall_fetch", "subcore-cycle",
+                                  "no issue: first warp's next instruction is being fetched (instruction cache miss)")),
         resident_warp_cycles(group.counter("resident_warp_cycles", "warp-cycle", "resident warps summed over cycles")),
         l1_sector_hits(group.counter("l1_sector_hits", "sector", "L1 load sectors found valid")),
         l1_sector_misses(group.counter("l1_sector_misses", "sector", "L1 load sectors missing")),
@@ -168,16 +198,36 @@ struct Sm::Impl {
         mshr_merges(group.counter("mshr_merges", "line", "missed lines merged into a pending MSHR")),
         shared_accesses(group.counter("shared_accesses", "warp-instr", "shared-memory instructions")),
         shared_bank_conflicts(group.counter("shared_bank_conflicts", "cycle", "extra shared-memory cycles from bank conflicts")),
-        line_requests(group.counter("line_requests", "request", "requests sent toward L2 (one line each)")),
+        shared_phases(group.counter("shared_phases", "phase",
+                                    "shared-memory phases (1 per warp access; 2 for 8-byte, 4 for 16-byte accesses)")),
+        line_requests(group.counter("line_requests", "request",
+                                    "data requests sent toward L2 (one line each; constant and instruction fills apart)")),
         sector_requests(group.counter("sector_requests", "sector", "sectors requested toward L2")),
         store_requests(group.counter("store_requests", "request", "store requests sent")),
         atomic_requests(group.counter("atomic_requests", "request", "atomic/reduction requests sent")),
-        ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")) {
+        local_accesses(group.counter("local_accesses", "warp-instr", "memory instructions with local-memory lanes")),
+        local_load_sectors(group.counter("local_load_sectors", "sector", "local-memory sectors loaded (L1 lookups)")),
+        local_store_sectors(group.counter("local_store_sectors", "sector", "local-memory sectors stored (written through)")),
+        const_accesses(group.counter("const_accesses", "access", "constant cache lookups (one per distinct address of a warp)")),
+        const_hits(group.counter("const_hits", "access", "constant cache lookups that hit")),
+        const_misses(group.counter("const_misses", "access", "constant cache lookups that missed")),
+        const_requests(group.counter("const_requests", "request", "constant cache line fills requested toward L2")),
+        icache_hits(group.counter("icache_hits", "line", "instruction cache lookups that hit (one per line a warp enters)")),
+        icache_misses(group.counter("icache_misses", "line", "lines a warp entered and had to wait for (per warp)")),
+        icache_requests(group.counter("icache_requests", "request", "instruction cache line fills requested toward L2")),
+        ctas_completed(group.counter("ctas_completed", "cta", "CTAs completed")),
+        l1_reconfigurations(group.counter("l1_reconfigurations", "event",
+                                          "L1 resized for a kernel's shared-memory carve-out (and emptied)")) {
     group.ratio("ipc", "warp instructions per cycle", warp_instructions, cycles);
     group.ratio("achieved_occupancy", "resident warps / max warps, averaged over cycles", resident_warp_cycles, cycles,
                 1.0 / max_warps);
     group.ratio("l1_sector_hit_rate", "L1 load sectors found valid", l1_sector_hits, l1_sector_accesses);
+    group.ratio("const_hit_rate", "constant cache lookups that hit", const_hits, const_accesses);
     for (auto& m : mshrs) m.waiters.resize(p.l1_mshr_merges);
+    const uint64_t thread_bytes = regions::local_bytes_per_thread(uint64_t{std::max<uint32_t>(p.count, 1)} * p.max_threads);
+    local_words_mask = thread_bytes / 4 - 1;
+    local_warp_bytes = thread_bytes * 32;
+    local_sm_base = regions::kLocalBase + uint64_t{sm} * max_warps * local_warp_bytes;
     mshr_busy.assign((mshrs.size() + 63) / 64, 0);
     record_busy.assign((records.size() + 63) / 64, 0);
     parked.assign(max_warps, 0);
@@ -188,10 +238,21 @@ struct Sm::Impl {
     live_bits.assign(subcores, 0);
     scan_valid_until.assign(subcores, 0);
     unparked_bits.assign(subcores, 0);
-    const uint64_t lines = std::max<uint64_t>(p.l1_bytes / kLineBytes, 1);
-    ways = std::max<uint32_t>(std::min<uint64_t>(p.l1_ways, lines), 1);
-    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
-    l1.resize(static_cast<size_t>(sets) * ways);
+    size_l1(p.l1_bytes);
+    if (p.const_bytes != 0) {
+      const_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.const_line, kSectorBytes), kLineBytes);
+      const uint64_t const_lines = std::max<uint64_t>(p.const_bytes / const_line_bytes, 1);
+      const_ways = std::max<uint32_t>(std::min<uint64_t>(p.const_ways, const_lines), 1);
+      const_sets = static_cast<uint32_t>(std::max<uint64_t>(const_lines / const_ways, 1));
+      const_cache.resize(static_cast<size_t>(const_sets) * const_ways);
+    }
+    if (p.icache_bytes != 0) {
+      icache_line_bytes = std::min<uint32_t>(std::max<uint32_t>(p.icache_line, kSectorBytes), kLineBytes);
+      const uint64_t icache_lines = std::max<uint64_t>(p.icache_bytes / icache_line_bytes, 1);
+      icache_ways = std::max<uint32_t>(std::min<uint64_t>(p.icache_ways, icache_lines), 1);
+      icache_sets = static_cast<uint32_t>(std::max<uint64_t>(icache_lines / icache_ways, 1));
+      icache.resize(static_cast<size_t>(icache_sets) * icache_ways);
+    }
     unit_free.assign(static_cast<size_t>(subcores) * ptx::kUnitClassCount, 0);
     last_issued.assign(subcores, kNone);
     order.resize(subcores);
@@ -218,6 +279,11 @@ struct Sm::Impl {
   AddressTranslation* translation;
   uint32_t max_warps;
   uint32_t subcores;
+  // Local memory of this SM's warp slots (device_regions.h): slot w's window starts at
+  // local_sm_base + w * local_warp_bytes; word i of lane l is at + i * 128 + l * 4.
+  uint64_t local_sm_base = 0;
+  uint64_t local_warp_bytes = 0;
+  uint64_t local_words_mask = 0;  // words per thread - 1 (a power of two)
   std::vector<WarpSlot> warps;
   std::vector<CtaRecord> ctas;
   std::vector<std::vector<uint32_t>> order;  // per sub-core: warp slots by age
@@ -229,6 +295,13 @@ struct Sm::Impl {
   uint32_t resident_warps = 0;
 
   Ring<LsuOp> lsu;
+  Ring<ConstOp> const_queue;  // capacity lsu_queue; full: constant loads stall at issue
+  std::vector<ConstLine> const_cache;  // empty: perfect (every lookup hits, no traffic)
+  uint32_t const_line_bytes = 64, const_sets = 1, const_ways = 1;
+  uint64_t const_clock = 0;
+  std::vector<ConstLine> icache;  // empty: perfect instruction cache
+  uint32_t icache_line_bytes = 128, icache_sets = 1, icache_ways = 1;
+  uint64_t icache_clock = 0;
   std::vector<LoadRecord> records;
   std::vector<uint64_t> record_busy;  // bit i set: records[i] in use (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
@@ -238,6 +311,7 @@ struct Sm::Impl {
   tlm::tlm_generic_payload* in_flight = nullptr;
   uint64_t send_allowed = 0;       // first cycle the next BEGIN_REQ may go
   std::vector<L1Line> l1;
+  uint64_t l1_bytes = 0;  // as configured now (the carve-out's rest)
   uint32_t sets = 1, ways = 1;
   uint64_t l1_clock = 0;
   // Bit i set: mshrs[i] in use. Lets the per-line searches (lowest free, lowest mergeable, the
@@ -292,6 +366,7 @@ struct Sm::Impl {
   stats::Counter& stall_barrier;
   stats::Counter& stall_fu_busy;
   stats::Counter& stall_idle;
+  stats::Counter& stall_fetch;
   stats::Counter& resident_warp_cycles;
   stats::Counter& l1_sector_hits;
   stats::Counter& l1_sector_misses;
@@ -299,11 +374,23 @@ struct Sm::Impl {
   stats::Counter& mshr_merges;
   stats::Counter& shared_accesses;
   stats::Counter& shared_bank_conflicts;
+  stats::Counter& shared_phases;
   stats::Counter& line_requests;
   stats::Counter& sector_requests;
   stats::Counter& store_requests;
   stats::Counter& atomic_requests;
+  stats::Counter& local_accesses;
+  stats::Counter& local_load_sectors;
+  stats::Counter& local_store_sectors;
+  stats::Counter& const_accesses;
+  stats::Counter& const_hits;
+  stats::Counter& const_misses;
+  stats::Counter& const_requests;
+  stats::Counter& icache_hits;
+  stats::Counter& icache_misses;
+  stats::Counter& icache_requests;
   stats::Counter& ctas_completed;
+  stats::Counter& l1_reconfigurations;
   stats::Counter* stall_counter[kStallCount] = {};
   int last_reason[16] = {};  // per sub-core, of the last ticked cycle (-1: issued)
 
@@ -374,6 +461,20 @@ struct Sm::Impl {
       if (!cta.run->warp_ready(cta.slot, w.warp)) return kStallBarrier;
       w.next = &cta.run->next(cta.slot, w.warp);
     }
+    if (!icache.empty()) {
+      const uint64_t address = regions::kCodeBase + ((w.code_base + w.next->code_offset) & (regions::kCodeBytes - 1));
+      const uint64_t line = address & ~uint64_t{icache_line_bytes - 1};
+      if (line != w.fetched_line) {
+        if (!fetch(line, slot, c, wake)) {
+          if (w.missed_line != line) {  // counted once per warp and line
+            w.missed_line = line;
+            ++icache_misses;
+          }
+          return kStallFetch;
+        }
+        w.fetched_line = line;
+      }
+    }
     const InstructionInfo& info = *w.next;
     if (!w.operands_known) {
       uint64_t until = 0;
@@ -397,12 +498,91 @@ struct Sm::Impl {
       return kStallFuBusy;
     }
     if (uses_lsu(info) && lsu.full()) return kStallMemory;
+    if (uses_const(info) && const_queue.full()) return kStallMemory;
     return -1;
+  }
+
+  // A generic access may resolve to global or local memory (LSU) or to the kernel's parameters
+  // (constant cache): it needs room in both queues.
+  // Instruction cache line `line` for warp `slot`'s next instruction: true when present (a
+  // warp looks a line up once, as it enters it). A miss requests the line from L2; the warp
+  // stalls until the fill, which re-scans every sub-core (no MSHR or queue room: retried next
+  // cycle). Entering a line, hit or miss, also requests the next icache_prefetch lines that
+  // are neither present nor pending (a stream prefetcher: fetch runs ahead of issue).
+  bool fetch(uint64_t line, uint32_t slot, uint64_t c, uint64_t& wake) {
+    bool hit = false;
+    ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
+    for (uint32_t i = 0; i < icache_ways; ++i) {
+      if (set[i].tag == line / icache_line_bytes) {
+        set[i].last_use = ++icache_clock;
+        ++icache_hits;
+        hit = true;
+        break;
+      }
+    }
+    for (uint32_t ahead = hit ? 1 : 0; ahead <= params.icache_prefetch; ++ahead) {
+      const uint64_t at = line + uint64_t{ahead} * icache_line_bytes;
+      if (ahead != 0 && icache_present(at)) continue;
+      const uint64_t line128 = at & ~uint64_t{kLineBytes - 1};
+      const uint8_t need = sectors_within_line(at, at + icache_line_bytes);
+      bool pending = false;
+      for (uint32_t word = 0; line_filter[filter_bucket(line128)] != 0 && word < mshr_busy.size() && !pending; ++word) {
+        for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+          const Mshr& e = mshrs[word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))];
+          if (e.fill_icache && e.line == line128 && (need & ~e.mask) == 0) {
+            pending = true;
+            break;
+          }
+        }
+      }
+      if (pending) continue;
+      const uint32_t m = outgoing.full() ? kNone : alloc_mshr();
+      if (m == kNone) {
+        if (ahead == 0) wake = std::min(wake, c + 1);
+        break;
+      }
+      Mshr& e = mshrs[m];
+      set_mshr_used(m, true, line128);
+      e.atomic = false;
+      e.fill_l1 = false;
+      e.fill_const = false;
+      e.fill_icache = true;
+      e.mask = need;
+      e.waiter_count = 0;
+      push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta]);
+    }
+    return hit;
+  }
+  bool icache_present(uint64_t line) const {
+    const ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
+    for (uint32_t i = 0; i < icache_ways; ++i) {
+      if (set[i].tag == line / icache_line_bytes) return true;
+    }
+    return false;
+  }
+  void icache_fill(uint64_t line128, uint8_t mask) {
+    for (uint64_t at = line128; at < line128 + kLineBytes; at += icache_line_bytes) {
+      const uint8_t need = sectors_within_line(at, at + icache_line_bytes);
+      if ((mask & need) != need || icache_present(at)) continue;
+      ConstLine* set = &icache[(at / icache_line_bytes % icache_sets) * icache_ways];
+      ConstLine* victim = &set[0];
+      for (uint32_t i = 1; i < icache_ways; ++i) {
+        if (set[i].last_use < victim->last_use) victim = &set[i];
+      }
+      victim->tag = at / icache_line_bytes;
+      victim->last_use = ++icache_clock;
+    }
   }
 
   static bool uses_lsu(const InstructionInfo& info) {
     return info.access != AccessOp::kNone &&
-           (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric);
+           (info.space == InstructionInfo::Space::kGlobal || info.space == InstructionInfo::Space::kGeneric ||
+            info.space == InstructionInfo::Space::kLocal);
+  }
+  static bool uses_const(const InstructionInfo& info) {
+    return info.access != AccessOp::kNone &&
+           (info.space == InstructionInfo::Space::kConst || info.space == InstructionInfo::Space::kParam ||
+            info.space == InstructionInfo::Space::kGeneric);
   }
 
   // Usual case of bank_degree (power-of-two banks): every lane touches one 4-byte word and no
@@ -471,6 +651,30 @@ struct Sm::Impl {
     return degree;
   }
 
+  // Cycles of a shared-memory access: accesses of up to 4 bytes per lane in one phase for the
+  // whole warp, 8 bytes in two half-warp phases, 16 bytes in four quarter-warp phases (a phase
+  // moves at most one 4-byte word per bank, 128 bytes); each phase takes as many cycles as its
+  // most-conflicted bank. `phases` = phases with active lanes. A warp instruction's lanes all
+  // access the same size.
+  uint32_t shared_cycles(uint32_t lanes, uint32_t& phases) const {
+    const uint32_t size = step.accesses[static_cast<size_t>(__builtin_ctz(lanes))].size;
+    if (size <= 4) {
+      phases = 1;
+      return bank_degree(lanes);
+    }
+    const uint32_t per_phase = size <= 8 ? 16 : 8;  // lanes
+    const uint32_t phase_mask = (1u << per_phase) - 1;
+    uint32_t total = 0;
+    phases = 0;
+    for (uint32_t first = 0; first < 32; first += per_phase) {
+      const uint32_t phase_lanes = lanes & (phase_mask << first);
+      if (phase_lanes == 0) continue;
+      ++phases;
+      total += bank_degree(phase_lanes);
+    }
+    return total;
+  }
+
   uint32_t alloc_record() {  // the lowest free index, marked used
     for (uint32_t word = 0; word < record_busy.size(); ++word) {
       const uint64_t free = ~record_busy[word];
@@ -534,53 +738,89 @@ struct Sm::Impl {
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
-      uint32_t shared = 0, global = 0, other = 0;
+      uint32_t shared = 0, global = 0, local = 0, other = 0;
       // A step that did not fault resolves every lane of a declared space to that space (global
-      // to global, shared to shared, local/const/param to themselves); generic lanes may differ.
+      // to global, shared to shared, local/const/param to themselves, a device function's
+      // .param to local); generic lanes may differ.
       switch (info.space) {
         case InstructionInfo::Space::kGlobal: global = step.access_mask; break;
         case InstructionInfo::Space::kShared: shared = step.access_mask; break;
-        case InstructionInfo::Space::kLocal:
+        case InstructionInfo::Space::kLocal: local = step.access_mask; break;
         case InstructionInfo::Space::kConst:
-        case InstructionInfo::Space::kParam: other = step.access_mask; break;
+        case InstructionInfo::Space::kParam:
         default:
           for (uint32_t m = step.access_mask; m; m &= m - 1) {
             const int lane = __builtin_ctz(m);
             const auto space = step.accesses[static_cast<size_t>(lane)].space;
             if (space == ptx::MemoryAccess::Space::kShared) shared |= 1u << lane;
             else if (space == ptx::MemoryAccess::Space::kGlobal) global |= 1u << lane;
+            else if (space == ptx::MemoryAccess::Space::kLocal) local |= 1u << lane;
             else other |= 1u << lane;
           }
           break;
       }
       ready = 0;
-      if (other) ready = c + params.l1_hit_latency;  // param/const/local: no traffic modelled
+      // The instruction's load record, shared by the queues it goes to (a generic access may
+      // reach the constant cache and the LSU): one pending count per queue walk.
+      uint32_t record = kNone;
+      auto load_record = [&]() {
+        if (record == kNone) {
+          record = alloc_record();  // sized so that this cannot fail
+          LoadRecord& rec = records[record];
+          rec.warp_slot = slot;
+          rec.pending = 0;
+          rec.ready_floor = 0;
+          rec.dst_count = info.dst_count;
+          for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
+          ++w.outstanding;
+          ready = kNever;
+        }
+        ++records[record].pending;
+        return record;
+      };
+      if (other && const_cache.empty()) {  // a perfect constant cache: every lookup hits, no traffic
+        ready = c + params.const_hit_latency;
+      } else if (other) {  // constant space: kernel parameters (constant bank 0) and .const
+        const uint64_t bank0 = regions::kConstBank0Base +
+                               (cta.kernel_id % regions::kConstBank0Slots) * regions::kConstBank0SlotBytes;
+        ConstOp& op = const_queue.push();
+        op.warp_slot = slot;
+        op.next = 0;
+        op.count = 0;
+        for (uint32_t m = other; m; m &= m - 1) {
+          const ptx::LaneAccess& a = step.accesses[static_cast<size_t>(__builtin_ctz(m))];
+          const uint64_t address = a.space == ptx::MemoryAccess::Space::kParam ? bank0 + a.address : a.address;
+          if (op.count != 0 && op.addresses[op.count - 1] == address) continue;  // the usual broadcast
+          uint32_t i = 0;
+          while (i < op.count && op.addresses[i] != address) ++i;
+          if (i == op.count) op.addresses[op.count++] = address;
+        }
+        op.record = load_record();  // released when every address was looked up
+      }
       if (shared) {
-        const uint32_t degree = bank_degree(shared);
+        uint32_t phases = 1;
+        const uint32_t degree = shared_cycles(shared, phases);
         ++shared_accesses;
-        shared_bank_conflicts.add(degree - 1);
+        shared_phases.add(phases);
+        shared_bank_conflicts.add(degree - phases);
         free_at = c + std::max<uint64_t>(interval[unit], degree);
         ready = std::max<uint64_t>(ready, c + params.shared_latency + degree - 1);
       }
-      if (global) {
+      if (global | local) {
         LsuOp& op = lsu.push();
         op.warp_slot = slot;
         op.op = info.access;
         op.next_line = 0;
         op.record = kNone;
         op.l1_bypass = info.l1_bypass;
-        op.line_count = coalesce(global, op.lines, op.masks);
+        op.line_count = global ? coalesce(global, op.lines, op.masks) : 0;
+        op.local_from = op.line_count;
+        if (local) {
+          ++local_accesses;
+          op.line_count = coalesce_local(local, local_sm_base + slot * local_warp_bytes, op.lines, op.masks, op.line_count);
+        }
         if (info.access == AccessOp::kLoad || info.access == AccessOp::kAtomic) {
-          const uint32_t r = alloc_record();  // sized so that this cannot fail
-          LoadRecord& rec = records[r];
-          rec.warp_slot = slot;
-          rec.pending = 1;  // released when the LSU has walked every line
-          rec.ready_floor = 0;
-          rec.dst_count = info.dst_count;
-          for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
-          op.record = r;
-          ++w.outstanding;
-          ready = kNever;
+          op.record = load_record();  // released when the LSU has walked every line
         }
       }
       if (ready == 0) ready = c + 1;
@@ -637,6 +877,36 @@ struct Sm::Impl {
     return n;
   }
 
+  // Appends the lines and sectors of the lanes' local accesses (offsets in their thread's
+  // window) to lines[0..n), in the interleaved layout of the warp's window at `warp_base`:
+  // word i of every lane is line warp_base + 128 i, lane l's bytes in sector l / 8.
+  uint32_t coalesce_local(uint32_t lanes, uint64_t warp_base, uint64_t* lines, uint8_t* masks, uint32_t n) const {
+    uint32_t i = kNone;  // the entry the previous word went to
+    for (; lanes; lanes &= lanes - 1) {
+      const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(lanes));
+      const ptx::LaneAccess& a = step.accesses[lane];
+      const auto sector = static_cast<uint8_t>(1u << (lane * 4 / kSectorBytes));
+      const uint64_t first = a.address / 4, last = (a.address + std::max<uint32_t>(a.size, 1) - 1) / 4;
+      for (uint64_t word = first; word <= last; ++word) {
+        const uint64_t line = warp_base + (word & local_words_mask) * kLineBytes;
+        if (i == kNone || lines[i] != line) {
+          i = 0;
+          while (i < n && lines[i] != line) ++i;
+          if (i == n) {
+            if (n == kMaxLines) i = n - 1;  // cannot happen: 32 lanes x 4 words of 16 bytes
+            else {
+              lines[n] = line;
+              masks[n] = 0;
+              ++n;
+            }
+          }
+        }
+        masks[i] = static_cast<uint8_t>(masks[i] | sector);
+      }
+    }
+    return n;
+  }
+
   // coalesce() when the lanes, in lane order, access one contiguous ascending range with the
   // same size each (a unit-stride warp access): its lines in order with their sectors, the
   // same lists as the general walk. 0 when the lanes are not like that.
@@ -660,6 +930,14 @@ struct Sm::Impl {
       address = line_end;
     }
     return n;
+  }
+
+  void size_l1(uint64_t bytes) {
+    l1_bytes = bytes;
+    const uint64_t lines = std::max<uint64_t>(bytes / kLineBytes, 1);
+    ways = std::max<uint32_t>(std::min<uint64_t>(params.l1_ways, lines), 1);
+    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
+    l1.assign(static_cast<size_t>(sets) * ways, L1Line{});
   }
 
   L1Line* l1_find(uint64_t line) {
@@ -718,7 +996,8 @@ struct Sm::Impl {
             for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
               const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
               const Mshr& e = mshrs[i];
-              if (!e.atomic && e.line == line && (miss & ~e.mask) == 0 && e.waiter_count < e.waiters.size()) {
+              if (!e.atomic && !e.fill_const && !e.fill_icache && e.line == line && (miss & ~e.mask) == 0 &&
+                  e.waiter_count < e.waiters.size()) {
                 m = i;
                 break;
               }
@@ -733,6 +1012,8 @@ struct Sm::Impl {
             set_mshr_used(m, true, line);
             e.atomic = false;
             e.fill_l1 = !op.l1_bypass;
+            e.fill_const = false;
+            e.fill_icache = false;
             e.mask = miss;
             e.waiter_count = 0;
             push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
@@ -742,13 +1023,20 @@ struct Sm::Impl {
           ++rec.pending;
         }
         if (l != nullptr && hit) l->last_use = ++l1_clock;
+        if (op.next_line >= op.local_from) local_load_sectors.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_accesses.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_hits.add(static_cast<uint64_t>(popcount32(hit)));
         l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
         push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
-        if (L1Line* l = l1_find(line)) l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+        if (op.next_line >= op.local_from) {
+          // Local lines are written through and allocated: a spill is read back soon.
+          local_store_sectors.add(static_cast<uint64_t>(popcount32(mask)));
+          l1_fill(line, mask);
+        } else if (L1Line* l = l1_find(line)) {
+          l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+        }
       } else {
         uint32_t m = kNone;
         if (op.record != kNone) {
@@ -757,6 +1045,8 @@ struct Sm::Impl {
           Mshr& e = mshrs[m];
           set_mshr_used(m, true, line);
           e.atomic = true;
+          e.fill_const = false;
+          e.fill_icache = false;
           e.mask = mask;
           e.waiter_count = 0;
           e.waiters[e.waiter_count++] = op.record;
@@ -771,6 +1061,97 @@ struct Sm::Impl {
       if (op.record != kNone && --records[op.record].pending == 0) complete(op.record, c);
       if (lsu.full()) mark_all_dirty();  // a scan may have stalled a memory op on the full queue
       lsu.pop();
+    }
+    return true;
+  }
+
+  // Sectors of the 128-byte line that hold constant cache line `const_line`.
+  uint8_t const_sectors(uint64_t const_line) const {
+    return sectors_within_line(const_line, const_line + const_line_bytes);
+  }
+  ConstLine* const_find(uint64_t const_line) {
+    const uint64_t tag = const_line / const_line_bytes;
+    ConstLine* set = &const_cache[(tag % const_sets) * const_ways];
+    for (uint32_t i = 0; i < const_ways; ++i) {
+      if (set[i].tag == tag) return &set[i];
+    }
+    return nullptr;
+  }
+  // Allocates every constant cache line that the returned sectors of `line` hold whole.
+  void const_fill(uint64_t line, uint8_t mask) {
+    for (uint64_t at = line; at < line + kLineBytes; at += const_line_bytes) {
+      const uint8_t need = const_sectors(at);
+      if ((mask & need) != need || const_find(at) != nullptr) continue;
+      const uint64_t tag = at / const_line_bytes;
+      ConstLine* set = &const_cache[(tag % const_sets) * const_ways];
+      ConstLine* victim = &set[0];
+      for (uint32_t i = 1; i < const_ways; ++i) {
+        if (set[i].last_use < victim->last_use) victim = &set[i];
+      }
+      victim->tag = tag;
+      victim->last_use = ++const_clock;
+    }
+  }
+
+  // One address of the constant queue's head instruction. Returns false when idle or blocked
+  // (no MSHR / outgoing room for a miss).
+  bool const_cycle(uint64_t c) {
+    if (const_queue.empty()) return false;
+    ConstOp& op = const_queue.front();
+    if (op.next < op.count) {
+      const uint64_t address = op.addresses[op.next];
+      const uint64_t const_line = address & ~uint64_t{const_line_bytes - 1};
+      LoadRecord& rec = records[op.record];
+      if (ConstLine* hit = const_find(const_line)) {
+        hit->last_use = ++const_clock;
+        ++const_hits;
+        rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.const_hit_latency);
+      } else {
+        if (outgoing.full()) return false;
+        const uint64_t line = address & ~uint64_t{kLineBytes - 1};
+        const uint8_t need = const_sectors(const_line);
+        uint32_t m = kNone;  // a pending fill of this constant line
+        for (uint32_t word = 0; line_filter[filter_bucket(line)] != 0 && word < mshr_busy.size() && m == kNone; ++word) {
+          for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
+            const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+            const Mshr& e = mshrs[i];
+            if (e.fill_const && e.line == line && (need & ~e.mask) == 0 &&
+                (e.waiter_count < e.waiters.size() || e.waiters[e.waiter_count - 1] == op.record)) {
+              m = i;
+              break;
+            }
+          }
+        }
+        if (m == kNone) {
+          m = alloc_mshr();
+          if (m == kNone) return false;
+          Mshr& e = mshrs[m];
+          set_mshr_used(m, true, line);
+          e.atomic = false;
+          e.fill_l1 = false;
+          e.fill_const = true;
+          e.fill_icache = false;
+          e.mask = need;
+          e.waiter_count = 0;
+          push_request(line, need, AccessKind::ConstantLoad, m, op.warp_slot, ctas[warps[op.warp_slot].cta]);
+        } else {
+          ++mshr_merges;
+        }
+        Mshr& e = mshrs[m];
+        if (e.waiter_count == 0 || e.waiters[e.waiter_count - 1] != op.record) {  // once per fill
+          e.waiters[e.waiter_count++] = op.record;
+          ++rec.pending;
+        }
+        ++const_misses;
+        rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.const_hit_latency);
+      }
+      ++const_accesses;
+      ++op.next;
+    }
+    if (op.next == op.count) {
+      if (--records[op.record].pending == 0) complete(op.record, c);
+      if (const_queue.full()) mark_all_dirty();  // a scan may have stalled a constant load on the full queue
+      const_queue.pop();
     }
     return true;
   }
@@ -791,8 +1172,14 @@ struct Sm::Impl {
     ext->sector_mask = o.mask;
     ext->kind = o.kind;
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
-    ++line_requests;
-    sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
+    if (o.kind == AccessKind::ConstantLoad) {
+      ++const_requests;
+    } else if (o.kind == AccessKind::InstructionFetch) {
+      ++icache_requests;
+    } else {
+      ++line_requests;
+      sector_requests.add(static_cast<uint64_t>(popcount32(o.mask)));
+    }
     if (o.kind == AccessKind::Store) ++store_requests;
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
@@ -834,6 +1221,11 @@ struct Sm::Impl {
       Mshr& e = mshrs[mi];
       responses.pop();
       if (!e.atomic && e.fill_l1) l1_fill(e.line, e.mask);
+      if (e.fill_const) const_fill(e.line, e.mask);
+      if (e.fill_icache) {
+        icache_fill(e.line, e.mask);
+        mark_all_dirty();  // warps stalled on the fetch may issue
+      }
       for (uint32_t i = 0; i < e.waiter_count; ++i) {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }
@@ -844,7 +1236,7 @@ struct Sm::Impl {
   }
 
   bool memory_idle() const {
-    if (!lsu.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
+    if (!lsu.empty() || !const_queue.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
     for (const uint64_t word : mshr_busy) {
       if (word != 0) return false;
     }
@@ -1017,6 +1409,7 @@ struct Sm::Impl {
     run_subcores(c, true);
     if (!t_suspended) {
       t_lsu_busy = lsu_cycle(c);
+      t_lsu_busy = const_cycle(c) || t_lsu_busy;
       t_lsu_done = true;
     }
   }
@@ -1028,7 +1421,10 @@ struct Sm::Impl {
       if (!entry.second.empty()) entry.first->commit(entry.second);
     }
     if (t_suspended) run_subcores(c, false);
-    if (!t_lsu_done) t_lsu_busy = lsu_cycle(c);
+    if (!t_lsu_done) {
+      t_lsu_busy = lsu_cycle(c);
+      t_lsu_busy = const_cycle(c) || t_lsu_busy;
+    }
     uint64_t wake = t_wake;
     bool busy = t_lsu_busy;
     if (t_issued_any) {
@@ -1096,6 +1492,7 @@ Sm::Sm(sc_core::sc_module_name name, const SmParams& params, uint32_t sm_index, 
   s.stall_counter[kStallBarrier] = &s.stall_barrier;
   s.stall_counter[kStallFuBusy] = &s.stall_fu_busy;
   s.stall_counter[kStallIdle] = &s.stall_idle;
+  s.stall_counter[kStallFetch] = &s.stall_fetch;
   s.owner = this;
   mem.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   SC_HAS_PROCESS(Sm);
@@ -1110,6 +1507,14 @@ uint32_t Sm::resident_ctas() const {
   uint32_t n = 0;
   for (const auto& c : impl_->ctas) n += c.used ? 1 : 0;
   return n;
+}
+
+void Sm::configure_shared(uint64_t shared_bytes) {
+  Impl& s = *impl_;
+  const uint64_t bytes = s.params.l1_capacity(shared_bytes);
+  if (bytes == s.l1_bytes) return;
+  s.size_l1(bytes);
+  ++s.l1_reconfigurations;
 }
 
 void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
@@ -1128,6 +1533,11 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   if (run.observed()) ++s.observed_ctas;
   cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
   cta.warp_slots.clear();
+  // The kernel's code: a 64 KiB slot of the code region chosen by its name (FNV-1a), so every
+  // launch of a kernel fetches the same addresses.
+  uint64_t name_hash = 0xcbf29ce484222325ull;
+  for (const char ch : run.kernel().name) name_hash = (name_hash ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  const uint64_t code_base = name_hash % (regions::kCodeBytes / regions::kKernelCodeBytes) * regions::kKernelCodeBytes;
   uint32_t slot = 0;
   for (uint32_t w = 0; w < n; ++w) {
     while (s.warps[slot].used) ++slot;
@@ -1146,6 +1556,9 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.operands_known = false;
     ws.start_cycle = cta.start_cycle;
     ws.next = nullptr;
+    ws.code_base = code_base;
+    ws.fetched_line = kNever;
+    ws.missed_line = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted

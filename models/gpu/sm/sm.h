@@ -3,7 +3,8 @@
 //
 //   mem (simple_initiator_socket, AT, 4 phases): sector requests toward the crossbar. One
 //       128 B line per request, address = line address, length 128, GpuExtension with SM,
-//       warp slot, CTA, kernel, sector mask and kind (Load / Store / Atomic / Reduction).
+//       warp slot, CTA, kernel, sector mask and kind (Load / Store / Atomic / Reduction /
+//       ConstantLoad for constant cache fills / InstructionFetch for instruction cache fills).
 //       One BEGIN_REQ outstanding until END_REQ (back-pressure); BEGIN_RESP is completed at
 //       once (TLM_COMPLETED). Payloads come from a PayloadPool.
 //
@@ -13,10 +14,21 @@
 // Per cycle, per sub-core (warp slot % subcores), the warp scheduler (GTO or LRR) issues at
 // most one instruction from a warp that is ready: not at a barrier, scoreboard clear for the
 // registers it reads and writes, its functional unit free (initiation interval = 32 / lanes
-// per sub-core), and for global/local memory ops a free LSU queue entry. Latencies: FP32,
-// FP64, INT, SFU from the knobs; shared memory: shared_latency + (conflict degree - 1), the
-// LD/ST unit busy for max(II, degree) cycles; param/const loads: l1 hit latency, no traffic
-// (no constant cache model yet); local memory: l1 hit latency, no traffic (not modelled yet).
+// per sub-core), and for global/local memory ops a free LSU queue entry (constant loads: a
+// free constant queue entry). Latencies: FP32, FP64, INT, SFU from the knobs; shared memory:
+// shared_latency + (cycles - 1), the LD/ST unit busy for max(II, cycles) cycles, where cycles
+// sums the phases' conflict degrees (one phase for accesses of up to 4 bytes per lane, two
+// half-warp phases for 8 bytes, four quarter-warp phases for 16 bytes).
+// Constant loads (ld.const, kernel parameters = constant bank 0 of the launch at a device
+// address in models/gpu/device_regions.h): the warp's distinct addresses are looked up in the
+// per-SM constant cache one per cycle (set-associative, LRU); misses go to L2 through `mem`
+// (ConstantLoad, MSHRs shared with L1) and fill the cache; the registers are ready at the
+// last lookup + const_cache.hit_latency or when the last fill returns.
+// Local accesses (spills, local arrays, call frames): each lane's offset in its thread's
+// window becomes a device address in the local region (device_regions.h: per SM and warp slot,
+// word i of lane l at + 128 i + 4 l, so a warp's same offset is one line) and goes through the
+// LSU like a global access: cached in L1; stores write through to L2 and allocate their
+// sectors in L1 (GPGPU-Sim's Volta L1 is write-through with write-allocate, too).
 // Global accesses: the coalescer groups the active lanes' bytes by 128 B line into sector
 // masks; the LSU handles one line per cycle: L1 lookup per sector (sectored, set-associative,
 // LRU, allocate on fill, write-through no-allocate for stores; ld.cg/.cv/.volatile loads skip the
@@ -40,11 +52,20 @@
 //
 // Statistics (group "gpu.sm[i]"): cycles (cycles with resident warps), active_cycles (an
 // instruction issued), warp_instructions, thread_instructions, ipc, stall_{scoreboard,memory,
-// barrier,fu_busy,idle} (per sub-core cycle without issue, by the reason of the warp first
+// barrier,fu_busy,idle,fetch} (per sub-core cycle without issue, by the reason of the warp first
 // in scheduler order), resident_warp_cycles, achieved_occupancy, l1_sector_hits,
-// l1_sector_misses, l1_sector_hit_rate, mshr_merges, shared_accesses,
-// shared_bank_conflicts (extra cycles), line_requests, sector_requests, store_requests,
-// atomic_requests, ctas_completed.
+// l1_sector_misses, l1_sector_hit_rate, mshr_merges, shared_accesses, shared_phases,
+// shared_bank_conflicts (extra cycles over the phases), line_requests, sector_requests,
+// store_requests, atomic_requests (data requests; line/sector counts include local memory),
+// local_accesses, local_load_sectors, local_store_sectors, const_accesses, const_hits,
+// const_misses, const_hit_rate, const_requests (constant fills sent), icache_hits,
+// icache_misses, icache_requests (instruction fills sent), l1_reconfigurations (carve-out
+// changes), ctas_completed.
+//
+// Instruction fetch: each warp looks up the instruction cache line of its next instruction
+// when it enters the line (16 B per instruction, the kernel's code at a device address); a
+// miss requests the line from L2 (InstructionFetch) and the warp stalls (stall_fetch) until
+// the fill arrives.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +126,10 @@ class Sm : public sc_core::sc_module {
   // Makes CTA `linear` of `run` resident; throws std::logic_error without enough warp slots.
   void launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear);
   uint32_t resident_ctas() const;
+  // Sets the SM's shared-memory capacity (a kernel's carve-out of the unified L1/shared); the L1
+  // data cache takes the rest (SmParams::l1_capacity) and starts empty when its size changes.
+  // Call with no resident CTA.
+  void configure_shared(uint64_t shared_bytes);
   uint32_t index() const { return index_; }
   // Core-clock edge at which this SM last did (or accounted) work.
   uint64_t last_cycle() const { return cycle_; }

@@ -3,7 +3,10 @@
 // pipeline (warp scheduler, functional-unit latencies, L1 data cache, shared memory, LSU).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "platform/config/params.h"
 #include "platform/parallel/thread_pool.h"
@@ -25,6 +28,10 @@ struct SmParams {
   uint32_t max_ctas = 0;     // resident CTAs per SM
   uint32_t registers = 0;    // 32-bit registers per SM
   uint64_t shared_memory_bytes = 0;  // most shared memory a CTA set may use per SM
+  // Unified L1/shared (Volta): shared capacities a kernel may choose (its carve-out), the L1
+  // taking the rest of `unified_l1_shared_bytes`; 0 = separate L1 and shared memory.
+  uint64_t unified_l1_shared_bytes = 0;
+  std::string shared_carveouts;  // KiB, ascending, comma-separated
 
   // Timing of the SM pipeline (core-clock cycles).
   WarpSchedulerPolicy scheduler = WarpSchedulerPolicy::kGto;
@@ -41,6 +48,14 @@ struct SmParams {
   uint32_t l1_mshrs = 0;        // outstanding missed lines
   uint32_t l1_mshr_merges = 0;  // loads that may wait on one MSHR
   uint32_t lsu_queue = 0;       // memory instructions waiting for the L1; full: issue stalls
+  uint64_t const_bytes = 0;     // constant cache (kernel parameters = constant bank 0, .const); 0: perfect
+  uint32_t const_line = 0;
+  uint32_t const_ways = 0;
+  uint32_t const_hit_latency = 0;
+  uint64_t icache_bytes = 0;    // instruction cache (0: perfect, no fetch stalls)
+  uint32_t icache_line = 0;
+  uint32_t icache_ways = 0;
+  uint32_t icache_prefetch = 0;  // lines requested ahead of the one a warp enters
   bool idle_skip = true;        // jump over cycles in which nothing can happen
   // Host threads stepping the SMs of a GpuCore (issue 6; results never depend on it).
   uint32_t threads = 1;
@@ -65,6 +80,11 @@ struct SmParams {
     k.integer(&SmParams::registers, "gpu.sm.registers", 65536, 1024, 1 << 22, "32-bit registers per SM");
     k.quantity(&SmParams::shared_memory_bytes, "gpu.sm.shared_memory", Dimension::Size, "96 KiB", "0 B",
                "16 MiB", "shared memory per SM available to resident CTAs");
+    k.quantity(&SmParams::unified_l1_shared_bytes, "gpu.sm.unified_l1_shared", Dimension::Size, "128 KiB", "0 B",
+               "16 MiB", "L1 data cache + shared memory capacity split per kernel (0 B: separate, the L1 is l1.size)");
+    k.text(&SmParams::shared_carveouts, "gpu.sm.shared_carveouts", "0,8,16,32,64,96",
+           "shared-memory capacities (KiB) of the unified L1/shared a kernel's carve-out chooses from "
+           "(CUDA C programming guide, compute capability 7.x: 0, 8, 16, 32, 64 or 96 KB)");
     k.choice(&SmParams::scheduler, "gpu.sm.scheduler", "gto",
              {{"gto", WarpSchedulerPolicy::kGto}, {"lrr", WarpSchedulerPolicy::kLrr}},
              "warp scheduler per sub-core: greedy-then-oldest or loose round-robin");
@@ -84,6 +104,25 @@ struct SmParams {
     k.integer(&SmParams::l1_mshr_merges, "gpu.sm.l1.mshr_merges", 8, 1, 64, "loads merged into one MSHR");
     k.integer(&SmParams::lsu_queue, "gpu.sm.lsu_queue", 8, 1, 1024,
               "memory instructions queued at the L1; when full, memory instructions stall at issue");
+    // Volta's constant cache (the "L1.5" shared with instructions) as GPGPU-Sim's QV100
+    // configuration sizes it (gpgpu_const_cache:l1 N:128:64:8: 128 sets x 64 B x 8 ways).
+    k.quantity(&SmParams::const_bytes, "gpu.sm.const_cache.size", Dimension::Size, "0 B", "0 B", "16 MiB",
+               "per-SM constant cache for ld.const and kernel parameters (GPGPU-Sim QV100: 64 KiB); 0 B: perfect "
+               "(the default: with it on, a unified-memory program hangs on a stray END_REQ, see models/gpu/sm/README.md)");
+    k.integer(&SmParams::const_line, "gpu.sm.const_cache.line", 64, 32, 128,
+              "constant cache line in bytes, a power of two (GPGPU-Sim QV100: 64); misses fetch it from L2");
+    k.integer(&SmParams::const_ways, "gpu.sm.const_cache.ways", 8, 1, 64, "constant cache associativity (GPGPU-Sim QV100: 8)");
+    k.integer(&SmParams::const_hit_latency, "gpu.sm.const_cache.latency", 28, 1, 1000,
+              "constant cache hit latency (cycles); no V100 figure found: the L1 hit latency (RTX 3070: 14, mushihao/cuda)");
+    // Volta's L1 instruction cache as GPGPU-Sim's QV100 configuration sizes it
+    // (gpgpu_cache:il1 N:64:128:16: 64 sets x 128 B x 16 ways).
+    k.quantity(&SmParams::icache_bytes, "gpu.sm.icache.size", Dimension::Size, "128 KiB", "0 B", "16 MiB",
+               "per-SM instruction cache (GPGPU-Sim QV100: 128 KiB); 0 B: perfect, no fetch stalls");
+    k.integer(&SmParams::icache_line, "gpu.sm.icache.line", 128, 32, 128,
+              "instruction cache line in bytes, a power of two (GPGPU-Sim QV100: 128 = 8 instructions)");
+    k.integer(&SmParams::icache_ways, "gpu.sm.icache.ways", 16, 1, 64, "instruction cache associativity (GPGPU-Sim QV100: 16)");
+    k.integer(&SmParams::icache_prefetch, "gpu.sm.icache.prefetch", 8, 0, 16,
+              "lines the instruction fetch keeps requested ahead of the line a warp enters (gpuvp's own choice: 8)");
     k.flag(&SmParams::idle_skip, "gpu.sm.idle_skip", true,
            "skip cycles in which no warp can issue (never changes a reported number)");
     k.integer(&SmParams::threads, "sim.threads", 1, 1, 256,
@@ -97,6 +136,43 @@ struct SmParams {
   double peak_fp32_flops() const { return 2.0 * count * fp32_lanes * clock_hz; }
   double peak_fp64_flops() const { return 2.0 * count * fp64_lanes * clock_hz; }
   uint64_t max_resident_threads() const { return uint64_t{count} * max_threads; }
+  // gpu.sm.shared_carveouts in bytes; empty when the text is not a list of whole KiB numbers.
+  std::vector<uint64_t> carveout_bytes() const {
+    std::vector<uint64_t> out;
+    uint64_t value = 0;
+    bool digits = false;
+    for (size_t i = 0; i <= shared_carveouts.size(); ++i) {
+      const char ch = i < shared_carveouts.size() ? shared_carveouts[i] : ',';
+      if (ch >= '0' && ch <= '9') {
+        value = value * 10 + static_cast<uint64_t>(ch - '0');
+        digits = true;
+      } else if (ch == ',' && digits) {
+        out.push_back(value * 1024);
+        value = 0;
+        digits = false;
+      } else if (ch != ' ') {
+        return {};
+      }
+    }
+    return out;
+  }
+  // The shared-memory capacity a kernel gets: with no preference (percent < 0) or no unified
+  // L1/shared, shared_memory_bytes; else the smallest carve-out of at least percent % of
+  // shared_memory_bytes and of one CTA's `cta_shared` bytes (the preference is a hint: "the
+  // driver can choose a different ratio if required to execute the function", CUDA runtime API).
+  uint64_t shared_capacity(int32_t percent, uint64_t cta_shared) const {
+    if (percent < 0 || unified_l1_shared_bytes == 0) return shared_memory_bytes;
+    const uint64_t wanted = std::max<uint64_t>((shared_memory_bytes * static_cast<uint64_t>(percent) + 99) / 100, cta_shared);
+    for (const uint64_t bytes : carveout_bytes()) {
+      if (bytes >= wanted && bytes <= shared_memory_bytes) return bytes;
+    }
+    return shared_memory_bytes;
+  }
+  // L1 data capacity beside a shared-memory capacity.
+  uint64_t l1_capacity(uint64_t shared_capacity_bytes) const {
+    if (unified_l1_shared_bytes == 0 || shared_capacity_bytes >= unified_l1_shared_bytes) return l1_bytes;
+    return unified_l1_shared_bytes - shared_capacity_bytes;
+  }
 };
 
 }  // namespace gpuvp::gpu

@@ -258,14 +258,22 @@ struct LaunchArgs {
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t dynamic_shared_bytes;
-  uint32_t reserved0;
+  uint32_t shared_carveout;     // the function's cudaFuncAttributePreferredSharedMemoryCarveout + 1:
+                                // 1..101 = 0..100 % of the most shared memory per SM; 0 = no preference
   uint64_t args_address;        // host address of the packed parameter buffer (PTX .param layout)
   uint64_t args_bytes;
   uint64_t printf_address;      // host address of a buffer for the kernel's printf output (0: none)
   uint64_t printf_bytes;        // its capacity; the completion's value0 = bytes written, value1 =
                                 // bytes dropped because the buffer was full
+  uint32_t max_dynamic_shared_bytes;  // the function's cudaFuncAttributeMaxDynamicSharedMemorySize (0:
+                                      // not set); static + dynamic shared above 48 KiB needs it
+  uint32_t reserved0;
 };
-static_assert(sizeof(LaunchArgs) == 72, "LaunchArgs layout is part of the protocol");
+static_assert(sizeof(LaunchArgs) == 80, "LaunchArgs layout is part of the protocol");
+static_assert(offsetof(LaunchArgs, shared_carveout) == 36, "LaunchArgs layout is part of the protocol");
+static_assert(offsetof(LaunchArgs, max_dynamic_shared_bytes) == 80 - 8, "LaunchArgs layout is part of the protocol");
+// Static + dynamic shared memory a CTA may use without cudaFuncAttributeMaxDynamicSharedMemorySize.
+inline constexpr uint32_t kDefaultSharedBytesPerBlock = 48 * 1024;
 
 struct Command {
   uint32_t opcode;     // Opcode
