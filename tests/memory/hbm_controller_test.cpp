@@ -180,7 +180,7 @@ TEST(HbmController, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
 
 TEST(HbmController, AReadAfterAWriteWaitsForTwtr) {
   // A high watermark of one: the write is drained at once, ahead of the read.
-  Bench b({"memory.hbm.write_high_watermark=1", "memory.hbm.write_low_watermark=0"}, 2);
+  Bench b({"memory.hbm.write_drain_high=1", "memory.hbm.write_drain_low=0"}, 2);
   const HbmTiming t = b.hbm->timing();
   sc_time write_latency, read_latency;
   b.sim.run([&] {
@@ -245,8 +245,8 @@ sc_time first_done(const std::vector<Op>& ops, const std::vector<sc_time>& done,
   return t;
 }
 
-const std::vector<std::string> kSmallWriteQueue = {"memory.hbm.write_queue_depth=8", "memory.hbm.write_high_watermark=4",
-                                                   "memory.hbm.write_low_watermark=2"};
+const std::vector<std::string> kSmallWriteQueue = {"memory.hbm.write_queue_depth=8", "memory.hbm.write_drain_high=4",
+                                                   "memory.hbm.write_drain_low=2"};
 
 TEST(HbmController, WritesWaitWhileReadsAreServedBelowTheHighWatermark) {
   Bench b(kSmallWriteQueue, 6);
@@ -309,11 +309,11 @@ TEST(HbmController, AnOlderWriteYieldsToAReadAndItsDataFollowsOnTheBus) {
 }
 
 TEST(HbmController, WatermarksOutsideTheWriteQueueAreRefused) {
-  testing::MemoryParams p = testing::load_params({"memory.hbm.write_queue_depth=8", "memory.hbm.write_high_watermark=9"});
+  testing::MemoryParams p = testing::load_params({"memory.hbm.write_queue_depth=8", "memory.hbm.write_drain_high=9"});
   AddressMap map(p.l2, p.hbm);
   stats::Registry stats;
   EXPECT_THROW(HbmController("hbm_high", p.hbm, map, stats, "memory.hbm"), std::invalid_argument);
-  p = testing::load_params({"memory.hbm.write_high_watermark=8", "memory.hbm.write_low_watermark=8"});
+  p = testing::load_params({"memory.hbm.write_drain_high=8", "memory.hbm.write_drain_low=8"});
   EXPECT_THROW(HbmController("hbm_low", p.hbm, map, stats, "memory.hbm2"), std::invalid_argument);
 }
 

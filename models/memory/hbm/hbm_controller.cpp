@@ -112,15 +112,15 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
   g.ratio("bandwidth", "achieved bandwidth in B/s: bytes / elapsed time", bytes_, elapsed_ps_, 1e12);
   g.ratio("average_latency_ns", "mean request latency in ns", latency_ps_, requests_, 1e-3);
 
-  if (params_.write_high_watermark > params_.write_queue_depth) {
-    throw std::invalid_argument("memory.hbm.write_high_watermark (" + std::to_string(params_.write_high_watermark) +
+  if (params_.write_drain_high > params_.write_queue_depth) {
+    throw std::invalid_argument("memory.hbm.write_drain_high (" + std::to_string(params_.write_drain_high) +
                                 ") exceeds memory.hbm.write_queue_depth (" +
                                 std::to_string(params_.write_queue_depth) + ")");
   }
-  if (params_.write_low_watermark >= params_.write_high_watermark) {
-    throw std::invalid_argument("memory.hbm.write_low_watermark (" + std::to_string(params_.write_low_watermark) +
-                                ") must be below memory.hbm.write_high_watermark (" +
-                                std::to_string(params_.write_high_watermark) + ")");
+  if (params_.write_drain_low >= params_.write_drain_high) {
+    throw std::invalid_argument("memory.hbm.write_drain_low (" + std::to_string(params_.write_drain_low) +
+                                ") must be below memory.hbm.write_drain_high (" +
+                                std::to_string(params_.write_drain_high) + ")");
   }
   const uint32_t n = params_.total_channels();
   const uint32_t slots = params_.queue_depth + params_.write_queue_depth;
@@ -287,12 +287,12 @@ void HbmController::run_channel(uint32_t c) {
 void HbmController::choose_direction(Channel& ch) {
   const uint32_t reads = ch.queued_of[0], writes = ch.queued_of[1];
   if (!ch.draining) {
-    if (writes == 0 || (reads != 0 && writes < params_.write_high_watermark)) return;
+    if (writes == 0 || (reads != 0 && writes < params_.write_drain_high)) return;
     ch.draining = true;
     ChannelStats& st = *channel_stats_[ch.index];
     ++*st.write_batches;
-    if (writes >= params_.write_high_watermark) ++*st.watermark_drains;
-  } else if (writes == 0 || (reads != 0 && writes <= params_.write_low_watermark)) {
+    if (writes >= params_.write_drain_high) ++*st.watermark_drains;
+  } else if (writes == 0 || (reads != 0 && writes <= params_.write_drain_low)) {
     ch.draining = false;
   }
 }

@@ -13,8 +13,8 @@
 //
 // Each pseudo-channel is an FR-FCFS controller with an open-row policy and write draining. It
 // serves one direction at a time: reads until its write queue holds
-// memory.hbm.write_high_watermark writes or no read is queued; then writes until at most
-// memory.hbm.write_low_watermark remain while a read is queued, or none remain (the separate
+// memory.hbm.write_drain_high writes or no read is queued; then writes until at most
+// memory.hbm.write_drain_low remain while a read is queued, or none remain (the separate
 // write queue and watermarks of GPGPU-Sim's and Accel-Sim's DRAM models, the write-drain modes
 // of Ramulator and USIMM): the data bus turns around once per batch, not per write. At each DRAM
 // clock edge it issues at most one command: the oldest queued request of the served direction
