@@ -1,6 +1,6 @@
 // The HBM controller through its socket: exact row hit / miss / conflict latencies from the
 // timing parameters, tRRD and tFAW spacing of activates, refresh every tREFI, FR-FCFS
-// reordering, back-pressure from a full queue.
+// reordering, write draining between the watermarks, back-pressure from a full queue.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -179,7 +179,8 @@ TEST(HbmController, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
 }
 
 TEST(HbmController, AReadAfterAWriteWaitsForTwtr) {
-  Bench b({}, 2);
+  // A high watermark of one: the write is drained at once, ahead of the read.
+  Bench b({"memory.hbm.write_drain_high=1", "memory.hbm.write_drain_low=0"}, 2);
   const HbmTiming t = b.hbm->timing();
   sc_time write_latency, read_latency;
   b.sim.run([&] {
@@ -199,6 +200,121 @@ TEST(HbmController, AReadAfterAWriteWaitsForTwtr) {
   });
   EXPECT_EQ(b.channel_counter(4, "writes"), 1u);
   EXPECT_EQ(b.channel_counter(4, "row_hits"), 1u);
+}
+
+struct Op {
+  bool write;
+  uint64_t address;
+};
+
+// Issues `ops` together, one per initiator (all decoded at the same edge); their completion times.
+std::vector<sc_time> issue_together(Bench& b, const std::vector<Op>& ops) {
+  std::vector<sc_time> done(ops.size());
+  b.sim.run([&] {
+    std::vector<sc_core::sc_event> finished(ops.size());
+    sc_core::sc_event_and_list all;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      sc_core::sc_spawn([&, i] {
+        if (ops[i].write) b.cpu[i]->write(ops[i].address, std::vector<uint8_t>(32, 1));
+        else b.read(ops[i].address, 32, static_cast<int>(i));
+        done[i] = sc_core::sc_time_stamp();
+        finished[i].notify();
+      });
+      all &= finished[i];
+    }
+    sc_core::wait(all);
+  });
+  return done;
+}
+
+// How many of the writes (reads) of `ops` completed before `t`.
+std::size_t done_before(const std::vector<Op>& ops, const std::vector<sc_time>& done, bool write, sc_time t) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) n += ops[i].write == write && done[i] < t;
+  return n;
+}
+
+sc_time first_done(const std::vector<Op>& ops, const std::vector<sc_time>& done, bool write) {
+  sc_time t = sc_core::SC_ZERO_TIME;
+  bool any = false;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].write != write || (any && done[i] >= t)) continue;
+    t = done[i];
+    any = true;
+  }
+  return t;
+}
+
+const std::vector<std::string> kSmallWriteQueue = {"memory.hbm.write_queue_depth=8", "memory.hbm.write_drain_high=4",
+                                                   "memory.hbm.write_drain_low=2"};
+
+TEST(HbmController, WritesWaitWhileReadsAreServedBelowTheHighWatermark) {
+  Bench b(kSmallWriteQueue, 6);
+  // Three writes, older than three reads, all to one row: plain FR-FCFS would serve the writes
+  // first; below the high watermark the reads go first and the writes follow once none is left.
+  std::vector<Op> ops;
+  for (uint32_t i = 0; i < 3; ++i) ops.push_back({true, b.address(6, 1, 0, 20, i)});
+  for (uint32_t i = 0; i < 3; ++i) ops.push_back({false, b.address(6, 1, 0, 20, 8 + i)});
+  const std::vector<sc_time> done = issue_together(b, ops);
+  EXPECT_EQ(done_before(ops, done, false, first_done(ops, done, true)), 3u);  // every read before any write
+  EXPECT_EQ(b.channel_counter(6, "writes"), 3u);                            // and the writes were not starved
+  EXPECT_EQ(b.channel_counter(6, "bus_turnarounds"), 1u);
+  EXPECT_EQ(b.channel_counter(6, "write_batches"), 1u);
+  EXPECT_EQ(b.channel_counter(6, "watermark_drains"), 0u);
+  EXPECT_EQ(b.channel_counter(6, "activates"), 1u);
+}
+
+TEST(HbmController, WritesDrainInABatchFromTheHighToTheLowWatermark) {
+  Bench b(kSmallWriteQueue, 7);
+  // Four writes (the high watermark) and three reads: two writes drain (down to the low
+  // watermark), then the reads, then the last two writes: two turnarounds, not one per write.
+  std::vector<Op> ops;
+  for (uint32_t i = 0; i < 4; ++i) ops.push_back({true, b.address(6, 2, 1, 30, i)});
+  for (uint32_t i = 0; i < 3; ++i) ops.push_back({false, b.address(6, 2, 1, 30, 8 + i)});
+  const std::vector<sc_time> done = issue_together(b, ops);
+  const sc_time first_read = first_done(ops, done, false);
+  sc_time last_read = sc_core::SC_ZERO_TIME;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (!ops[i].write) last_read = std::max(last_read, done[i]);
+  EXPECT_EQ(done_before(ops, done, true, first_read), 2u);
+  EXPECT_EQ(done_before(ops, done, true, last_read), 2u);
+  EXPECT_EQ(b.channel_counter(6, "bus_turnarounds"), 2u);
+  EXPECT_EQ(b.channel_counter(6, "write_batches"), 2u);
+  EXPECT_EQ(b.channel_counter(6, "watermark_drains"), 1u);
+}
+
+TEST(HbmController, ALoneWriteDrainsAtOnceWhenNoReadIsQueued) {
+  Bench b;
+  const HbmTiming t = b.hbm->timing();
+  b.sim.run([&] {
+    const sc_time start = sc_core::sc_time_stamp();
+    b.cpu[0]->write(b.address(9, 0, 2, 5), std::vector<uint8_t>(32, 1));
+    EXPECT_EQ(b.cpu[0]->last_latency(), b.expected(start, t.rcd + t.wl + t.burst));
+  });
+  EXPECT_EQ(b.channel_counter(9, "write_batches"), 1u);
+  EXPECT_EQ(b.channel_counter(9, "watermark_drains"), 0u);
+}
+
+TEST(HbmController, AnOlderWriteYieldsToAReadAndItsDataFollowsOnTheBus) {
+  Bench b({}, 2);
+  const HbmTiming t = b.hbm->timing();
+  const std::vector<Op> ops = {{true, b.address(4, 2, 3, 60)}, {false, b.address(4, 2, 3, 60, 4)}};
+  const sc_time start = sc_core::SC_ZERO_TIME;
+  const std::vector<sc_time> done = issue_together(b, ops);
+  // ACT at the decode edge, RD tRCD later; the WR goes as soon as its data may follow the
+  // read's on the bus (tCL + BL/2 - tWL after the RD).
+  EXPECT_EQ(done[1] - start, b.expected(start, t.rcd + t.cl + t.burst));
+  EXPECT_EQ(done[0] - start, b.expected(start, t.rcd + t.cl + 2 * t.burst));
+  EXPECT_EQ(b.channel_counter(4, "bus_turnarounds"), 1u);
+}
+
+TEST(HbmController, WatermarksOutsideTheWriteQueueAreRefused) {
+  testing::MemoryParams p = testing::load_params({"memory.hbm.write_queue_depth=8", "memory.hbm.write_drain_high=9"});
+  AddressMap map(p.l2, p.hbm);
+  stats::Registry stats;
+  EXPECT_THROW(HbmController("hbm_high", p.hbm, map, stats, "memory.hbm"), std::invalid_argument);
+  p = testing::load_params({"memory.hbm.write_drain_high=8", "memory.hbm.write_drain_low=8"});
+  EXPECT_THROW(HbmController("hbm_low", p.hbm, map, stats, "memory.hbm2"), std::invalid_argument);
 }
 
 TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
@@ -221,6 +337,7 @@ TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
   EXPECT_LT(done[0], done[1]);
   EXPECT_LT(done[1], done[2]);
   EXPECT_EQ(b.stats.find_group("memory.hbm")->find_counter("requests")->value(), 3u);
+  EXPECT_EQ(b.channel_counter(1, "full_queue_refusals"), 2u);
 }
 
 }  // namespace

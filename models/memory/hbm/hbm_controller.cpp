@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "models/tlm/gpu_extension.h"
 
@@ -38,7 +40,7 @@ struct HbmController::Bank {
   // The oldest queued read and the oldest queued write whose row is open_row (kNoSlot: none),
   // kept up to date so that a scheduling pass need not walk the queue to find them.
   uint32_t oldest_read_hit = kNoSlot, oldest_write_hit = kNoSlot;
-  std::vector<uint32_t> queue;  // this bank's requests (slots), oldest first
+  std::vector<uint32_t> queue[2];  // this bank's reads [0] and writes [1] (slots), oldest first
   uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
 
   void close() {
@@ -48,25 +50,29 @@ struct HbmController::Bank {
   }
   // The oldest queued read (write) that hits open_row, kNoSlot if none.
   uint32_t find_oldest_hit(const std::vector<Request>& slots, bool write) const {
-    for (const uint32_t slot : queue) {
-      if (slots[slot].row == open_row && slots[slot].write == write) return slot;
+    for (const uint32_t slot : queue[write]) {
+      if (slots[slot].row == open_row) return slot;
     }
     return kNoSlot;
   }
+  uint32_t read_hits() const { return hits - write_hits; }
 };
 
 struct HbmController::Channel {
   uint32_t index = 0;
-  // The FR-FCFS queue: `depth` request slots, indexed per bank in age order (Bank::queue), so
-  // that a scheduling pass looks at a few requests per bank instead of the whole queue.
+  // The FR-FCFS queues: queue_depth read and write_queue_depth write slots, indexed per bank
+  // and direction in age order (Bank::queue), so that a scheduling pass looks at a few requests
+  // per bank instead of the whole queue.
   std::vector<Request> slots;
   std::vector<uint32_t> free_slots;
   uint32_t queued = 0;
+  uint32_t queued_of[2] = {0, 0};  // reads, writes
   uint64_t next_seq = 0;
   std::vector<Bank> banks;
-  // Bit b % 64 of word b / 64: banks[b].queue is not empty. A scheduling pass visits only
-  // those banks, in the same (increasing) order as a walk over all of them.
-  std::vector<uint64_t> queued_banks;
+  // Per direction, bit b % 64 of word b / 64: banks[b].queue[direction] is not empty. A
+  // scheduling pass visits only those banks, in the same (increasing) order as a walk over all.
+  std::vector<uint64_t> queued_banks[2];
+  bool draining = false;  // serving writes (write-drain mode), else reads
   std::vector<uint64_t> rrd_l_ok;  // per bank group
   uint64_t rrd_s_ok = 0;
   uint64_t faw[4] = {0, 0, 0, 0};  // the last four ACT cycles, ring
@@ -75,6 +81,7 @@ struct HbmController::Channel {
   bool any_col = false;
   uint64_t last_col = 0;
   uint32_t last_col_bg = 0;
+  bool last_col_write = false;
   uint64_t bus_free = 0;  // end of the last data window
   uint64_t wtr_ok = 0;    // earliest RD after the last write's data
   uint64_t refresh_due = 0;
@@ -82,7 +89,8 @@ struct HbmController::Channel {
 
 struct HbmController::ChannelStats {
   stats::Counter *reads, *writes, *requests, *read_bytes, *write_bytes, *row_hits, *row_misses, *row_conflicts,
-      *activates, *precharges, *refreshes;
+      *activates, *precharges, *refreshes, *bus_turnarounds, *write_batches, *watermark_drains,
+      *full_queue_refusals;
   stats::Histogram* latency;
 };
 
@@ -104,15 +112,29 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
   g.ratio("bandwidth", "achieved bandwidth in B/s: bytes / elapsed time", bytes_, elapsed_ps_, 1e12);
   g.ratio("average_latency_ns", "mean request latency in ns", latency_ps_, requests_, 1e-3);
 
+  if (params_.write_drain_high > params_.write_queue_depth) {
+    throw std::invalid_argument("memory.hbm.write_drain_high (" + std::to_string(params_.write_drain_high) +
+                                ") exceeds memory.hbm.write_queue_depth (" +
+                                std::to_string(params_.write_queue_depth) + ")");
+  }
+  if (params_.write_drain_low >= params_.write_drain_high) {
+    throw std::invalid_argument("memory.hbm.write_drain_low (" + std::to_string(params_.write_drain_low) +
+                                ") must be below memory.hbm.write_drain_high (" +
+                                std::to_string(params_.write_drain_high) + ")");
+  }
   const uint32_t n = params_.total_channels();
+  const uint32_t slots = params_.queue_depth + params_.write_queue_depth;
   for (uint32_t c = 0; c < n; ++c) {
     auto ch = std::make_unique<Channel>();
     ch->index = c;
-    ch->slots.resize(params_.queue_depth);
-    for (uint32_t k = params_.queue_depth; k-- > 0;) ch->free_slots.push_back(k);
+    ch->slots.resize(slots);
+    for (uint32_t k = slots; k-- > 0;) ch->free_slots.push_back(k);
     ch->banks.resize(params_.banks());
-    for (Bank& b : ch->banks) b.queue.reserve(params_.queue_depth);
-    ch->queued_banks.assign((ch->banks.size() + 63) / 64, 0);
+    for (Bank& b : ch->banks) {
+      b.queue[0].reserve(params_.queue_depth);
+      b.queue[1].reserve(params_.write_queue_depth);
+    }
+    for (auto& words : ch->queued_banks) words.assign((ch->banks.size() + 63) / 64, 0);
     ch->rrd_l_ok.assign(params_.bank_groups, 0);
     ch->refresh_due = t_.refi;
     channels_.push_back(std::move(ch));
@@ -130,6 +152,14 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     s->activates = &cg.counter("activates", "command", "ACT commands");
     s->precharges = &cg.counter("precharges", "command", "PRE commands (refresh precharges excluded)");
     s->refreshes = &cg.counter("refreshes", "command", "all-bank refreshes");
+    s->bus_turnarounds = &cg.counter("bus_turnarounds", "command",
+                                     "column commands whose direction (read/write) differs from the previous one's");
+    s->write_batches = &cg.counter("write_batches", "episode",
+                                   "switches to serving writes: write queue at the high watermark, or no read queued");
+    s->watermark_drains = &cg.counter("watermark_drains", "episode",
+                                      "write batches started because the write queue reached the high watermark");
+    s->full_queue_refusals = &cg.counter("full_queue_refusals", "request",
+                                         "requests whose BEGIN_REQ found their direction's queue full (END_REQ withheld)");
     s->latency = &cg.histogram("latency", "cycle", "decode edge to last data beat, DRAM cycles",
                                stats::Buckets::log2(16));
     cg.ratio("row_buffer_hit_rate", "row hits per request", *s->row_hits, *s->requests);
@@ -152,7 +182,7 @@ void HbmController::end_of_elaboration() {
   responding_.assign(n, false);
   responses_.clear();
   for (std::size_t i = 0; i < n; ++i)
-    responses_.emplace_back(std::size_t{params_.queue_depth} * params_.total_channels());
+    responses_.emplace_back(std::size_t{params_.queue_depth + params_.write_queue_depth} * params_.total_channels());
 }
 
 tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -182,11 +212,15 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
 bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
   const DramCoord coord = map_.decode(gp.get_address());
   Channel& ch = *channels_[coord.channel];
-  if (ch.free_slots.empty()) return false;
+  const bool write = gp.is_write();
+  if (ch.queued_of[write] >= (write ? params_.write_queue_depth : params_.queue_depth)) {
+    ++*channel_stats_[coord.channel]->full_queue_refusals;
+    return false;
+  }
   Request r;
   r.gp = &gp;
   r.source = id;
-  r.write = gp.is_write();
+  r.write = write;
   r.bank_group = coord.bank_group;
   r.bank = coord.bank_group * params_.banks_per_group + coord.bank;
   r.row = coord.row;
@@ -212,9 +246,10 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
     if (oldest == kNoSlot) oldest = slot;  // the youngest request: the oldest hit only if alone
   }
   ch.slots[slot] = r;
-  b.queue.push_back(slot);
-  ch.queued_banks[r.bank / 64] |= uint64_t{1} << (r.bank % 64);
+  b.queue[write].push_back(slot);
+  ch.queued_banks[write][r.bank / 64] |= uint64_t{1} << (r.bank % 64);
   ++ch.queued;
+  ++ch.queued_of[write];
   wake(ch, r.eligible);
   return true;
 }
@@ -233,15 +268,33 @@ void HbmController::run_channel(uint32_t c) {
     return;
   }
   refresh(ch, now);
+  choose_direction(ch);
   uint64_t next = kNever;
   if (try_issue(ch, now, next, true)) {
     // Sleep until the first cycle some command can go, not just to the next cycle: a request
     // arriving meanwhile wakes the channel itself at its decode edge.
     next = kNever;
+    choose_direction(ch);
     try_issue(ch, now + 1, next, false);
   }
   next = std::min(next, std::max(ch.refresh_due, now + 1));
   if (ch.queued != 0) wake(ch, next);
+}
+
+// Write draining (see the header): reads until the write queue reaches the high watermark or no
+// read is queued; then writes until at most the low watermark remain and a read is queued, or
+// none remain.
+void HbmController::choose_direction(Channel& ch) {
+  const uint32_t reads = ch.queued_of[0], writes = ch.queued_of[1];
+  if (!ch.draining) {
+    if (writes == 0 || (reads != 0 && writes < params_.write_drain_high)) return;
+    ch.draining = true;
+    ChannelStats& st = *channel_stats_[ch.index];
+    ++*st.write_batches;
+    if (writes >= params_.write_drain_high) ++*st.watermark_drains;
+  } else if (writes == 0 || (reads != 0 && writes <= params_.write_drain_low)) {
+    ch.draining = false;
+  }
 }
 
 // Every refresh due at or before `now` (see the header: lazily, but with eager timing).
@@ -283,15 +336,18 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
   const uint64_t rd_floor = std::max({ch.next_cmd, ch.bus_free > t_.cl ? ch.bus_free - t_.cl : 0, ch.wtr_ok});
   const uint64_t act_floor =
       std::max({ch.next_cmd, ch.rrd_s_ok, ch.acts >= 4 ? ch.faw[ch.faw_next] + t_.faw : uint64_t{0}});
-  // FR-FCFS: the oldest request whose row is open and whose column command may go now wins
-  // (first ready); failing that, the oldest request whose ACT (bank closed) or PRE (other row
-  // open, and no queued request hits that row: Bank::hits == 0) may go.
-  // Per bank, requests are in age order and their decode cycles (`eligible`) never decrease
-  // with age; every other term of a command's earliest cycle is the same for all reads (all
-  // writes) of one bank. So the bank's oldest read and oldest write that hit the open row (kept
-  // in Bank, so no queue walk here) are the only row-hit candidates that can be ready first, and when no request hits, its oldest
-  // request is the only ACT/PRE candidate: the same choice, and the same earliest cycle `next`,
-  // as a scan of the whole queue in age order.
+  // FR-FCFS among the requests of the direction being served (choose_direction): the oldest
+  // whose row is open and whose column command may go now wins (first ready); failing that,
+  // the oldest whose ACT (bank closed) or PRE (other row open, and no queued request of this
+  // direction hits that row) may go.
+  // Per bank and direction, requests are in age order and their decode cycles (`eligible`)
+  // never decrease with age; every other term of a command's earliest cycle is the same for all
+  // of them. So the bank's oldest request of the direction that hits the open row (kept in
+  // Bank, so no queue walk here) is its only row-hit candidate that can be ready first, and when
+  // none hits, its oldest request of the direction is the only ACT/PRE candidate: the same
+  // choice, and the same earliest cycle `next`, as a scan of that direction's queue in age order.
+  const bool write = ch.draining;
+  const uint64_t col_floor = write ? wr_floor : rd_floor;
   uint32_t hit_slot = kNoSlot, row_slot = kNoSlot;
   uint64_t hit_seq = kNever, row_seq = kNever;
   // A row-hit candidate whose column command may go from `floor` on (its bank's and kind's
@@ -309,15 +365,16 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     next = std::min(next, std::max(t, now));
     return issue || next != now;
   };
-  for (uint32_t word = 0; word < ch.queued_banks.size(); ++word) {
-    for (uint64_t bits = ch.queued_banks[word]; bits != 0; bits &= bits - 1) {
+  const std::vector<uint64_t>& queued_banks = ch.queued_banks[write];
+  for (uint32_t word = 0; word < queued_banks.size(); ++word) {
+    for (uint64_t bits = queued_banks[word]; bits != 0; bits &= bits - 1) {
       Bank& b = ch.banks[word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits))];
-      if (b.hits != 0) {
-        if (b.oldest_read_hit != kNoSlot && !hit_candidate(b.oldest_read_hit, std::max(rd_floor, b.rd_ok))) return false;
-        if (b.oldest_write_hit != kNoSlot && !hit_candidate(b.oldest_write_hit, std::max(wr_floor, b.wr_ok))) return false;
+      if ((write ? b.write_hits : b.read_hits()) != 0) {
+        const uint32_t slot = write ? b.oldest_write_hit : b.oldest_read_hit;
+        if (!hit_candidate(slot, std::max(col_floor, write ? b.wr_ok : b.rd_ok))) return false;
         continue;
       }
-      const uint32_t slot = b.queue.front();
+      const uint32_t slot = b.queue[write].front();
       const Request& r = ch.slots[slot];
       const uint64_t t = b.open_row == kClosed ? std::max({r.eligible, act_floor, b.act_ok, ch.rrd_l_ok[r.bank_group]})
                                                : std::max({r.eligible, ch.next_cmd, b.pre_ok});
@@ -337,6 +394,8 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     Bank& b = ch.banks[r.bank];
     const uint64_t lat = r.write ? t_.wl : t_.cl;
     classify(r, st.row_hits);
+    if (ch.any_col && ch.last_col_write != r.write) ++*st.bus_turnarounds;
+    ch.last_col_write = r.write;
     ch.any_col = true;
     ch.last_col = now;
     ch.last_col_bg = r.bank_group;
@@ -358,13 +417,14 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
     classify(r, st.row_misses);
     b.open_row = r.row;
     b.hits = b.write_hits = 0;
-    for (const uint32_t slot : b.queue) {
-      const Request& q = ch.slots[slot];
-      if (q.row != r.row) continue;
-      ++b.hits;
-      if (q.write) ++b.write_hits;
-      uint32_t& oldest = q.write ? b.oldest_write_hit : b.oldest_read_hit;
-      if (oldest == kNoSlot) oldest = slot;
+    for (const bool kind : {false, true}) {
+      for (const uint32_t slot : b.queue[kind]) {
+        if (ch.slots[slot].row != r.row) continue;
+        ++b.hits;
+        if (kind) ++b.write_hits;
+        uint32_t& oldest = kind ? b.oldest_write_hit : b.oldest_read_hit;
+        if (oldest == kNoSlot) oldest = slot;
+      }
     }
     b.rd_ok = b.wr_ok = now + t_.rcd;
     b.pre_ok = std::max(b.pre_ok, now + t_.ras);
@@ -387,14 +447,16 @@ bool HbmController::try_issue(Channel& ch, uint64_t now, uint64_t& next, bool is
 void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   const Request r = ch.slots[slot];
   Bank& bank = ch.banks[r.bank];
-  bank.queue.erase(std::find(bank.queue.begin(), bank.queue.end(), slot));
-  if (bank.queue.empty()) ch.queued_banks[r.bank / 64] &= ~(uint64_t{1} << (r.bank % 64));
+  std::vector<uint32_t>& queue = bank.queue[r.write];
+  queue.erase(std::find(queue.begin(), queue.end(), slot));
+  if (queue.empty()) ch.queued_banks[r.write][r.bank / 64] &= ~(uint64_t{1} << (r.bank % 64));
   --bank.hits;  // its last column command went: it hit the open row, the oldest of its kind
   if (r.write) --bank.write_hits;
   const bool more_of_kind = r.write ? bank.write_hits != 0 : bank.hits != bank.write_hits;
   (r.write ? bank.oldest_write_hit : bank.oldest_read_hit) = more_of_kind ? bank.find_oldest_hit(ch.slots, r.write) : kNoSlot;
   ch.free_slots.push_back(slot);
   --ch.queued;
+  --ch.queued_of[r.write];
   ChannelStats& st = *channel_stats_[ch.index];
   // The data left the bus at bus_done_ps; the response reaches the requester after the
   // controller's fixed pipeline latency.
@@ -418,10 +480,11 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   responses_[s].push(done_ps, r.gp);
   wakes_->at(respond_key(), done_ps);
 
-  // An entry freed: admit a request that waits for this channel (lowest socket first).
+  // An entry freed: admit a request of its direction that waits for this channel (lowest socket
+  // first).
   for (std::size_t w = 0; w < waiting_.size(); ++w) {
     tlm::tlm_generic_payload* gp = waiting_[w];
-    if (gp == nullptr || map_.channel(gp->get_address()) != ch.index) continue;
+    if (gp == nullptr || gp->is_write() != r.write || map_.channel(gp->get_address()) != ch.index) continue;
     waiting_[w] = nullptr;
     admit(static_cast<int>(w), *gp);
     tlm::tlm_phase phase = tlm::END_REQ;

@@ -5,17 +5,25 @@
 //   back on the socket it came in on. Timing only: no data is stored.
 //
 // Protocol (AT, 4 phases). BEGIN_REQ is accepted at once (TLM_UPDATED, END_REQ) when the
-// pseudo-channel's queue (memory.hbm.queue_depth) has room; otherwise the target returns
+// pseudo-channel's queue of its direction (memory.hbm.queue_depth reads,
+// memory.hbm.write_queue_depth writes) has room; otherwise the target returns
 // TLM_ACCEPTED and sends END_REQ when an entry frees: back-pressure, never an unbounded queue.
 // BEGIN_RESP goes out when the last data beat has moved; an initiator may return TLM_COMPLETED
 // or TLM_ACCEPTED and send END_RESP later (then that socket's next response waits).
 //
-// Each pseudo-channel is an FR-FCFS controller with an open-row policy: at each DRAM clock edge
-// it issues at most one command: the oldest queued request whose row is open and whose column
-// command may issue now (first ready); else the oldest request whose ACT or PRE may issue now.
-// A PRE never closes a row that a queued request still hits. The queue is indexed per bank in
-// age order, with a count of the requests that hit the open row, so a scheduling pass looks at
-// the oldest row-hit read and write and the oldest request of each bank, not the whole queue. Every JEDEC constraint of
+// Each pseudo-channel is an FR-FCFS controller with an open-row policy and write draining. It
+// serves one direction at a time: reads until its write queue holds
+// memory.hbm.write_drain_high writes or no read is queued; then writes until at most
+// memory.hbm.write_drain_low remain while a read is queued, or none remain (the separate
+// write queue and watermarks of GPGPU-Sim's and Accel-Sim's DRAM models, the write-drain modes
+// of Ramulator and USIMM): the data bus turns around once per batch, not per write. At each DRAM
+// clock edge it issues at most one command: the oldest queued request of the served direction
+// whose row is open and whose column command may issue now (first ready); else the oldest
+// request of that direction whose ACT or PRE may issue now. A PRE never closes a row that a
+// queued request of the served direction still hits. The queues are indexed per bank and
+// direction in age order, with counts of the requests that hit the open row, so a scheduling
+// pass looks at the oldest row-hit request and the oldest request of each bank, not the whole
+// queue. Every JEDEC constraint of
 // hbm_params.h is honoured (tRCD, tRP, tRAS, tCL, tWL, tCCD_S/L, tRRD_S/L, tFAW, tWR, tWTR,
 // tRTP, data-bus occupancy of burst_length/2 cycles). A request arriving at time t is decoded
 // at the first DRAM edge strictly after t (so requests arriving together compete fairly).
@@ -37,8 +45,10 @@
 // last completion), latency_ps; ratios bandwidth (bytes/s over elapsed_ps) and
 // average_latency_ns. Per pseudo-channel (`stats_path`.channel[c], aggregated as channel[*]):
 // reads, writes, requests, read_bytes, write_bytes, row_hits, row_misses (bank closed),
-// row_conflicts (other row open), activates, precharges, refreshes, latency histogram in DRAM
-// cycles, ratio row_buffer_hit_rate.
+// row_conflicts (other row open), activates, precharges, refreshes, bus_turnarounds (column
+// commands of the other direction than the previous one), write_batches (switches to writes),
+// watermark_drains (of which the high watermark started), latency histogram in DRAM cycles,
+// ratio row_buffer_hit_rate.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +98,7 @@ class HbmController : public sc_core::sc_module {
   bool admit(int id, tlm::tlm_generic_payload& gp);  // false: that channel's queue is full
   void run_channel(uint32_t c);
   void refresh(Channel& ch, uint64_t now);
+  void choose_direction(Channel& ch);  // read or write-drain mode, from the queue occupancies
   // Issues the command FR-FCFS picks at cycle `now` (issue = true) or only finds the first cycle
   // at or after `now` that some command may issue (issue = false); `next` gets that cycle.
   bool try_issue(Channel& ch, uint64_t now, uint64_t& next, bool issue);

@@ -43,6 +43,9 @@ struct HbmParams {
   uint64_t row_bytes = 0;
   uint32_t burst_length = 0;
   uint32_t queue_depth = 0;
+  uint32_t write_queue_depth = 0;
+  uint32_t write_drain_high = 0;
+  uint32_t write_drain_low = 0;
   HbmMapping mapping = HbmMapping::LineInterleaved;
   HbmBankHash bank_hash = HbmBankHash::XorFold;
   uint32_t t_rcd = 0, t_rp = 0, t_ras = 0, t_cl = 0, t_wl = 0, t_ccd_s = 0, t_ccd_l = 0;
@@ -70,8 +73,20 @@ struct HbmParams {
                "row (page) size of one pseudo-channel: bytes one ACT opens");
     k.integer(&HbmParams::burst_length, "memory.hbm.burst_length", 4, 2, 16,
               "data beats per column command (a burst moves width/8 x burst_length bytes)");
-    k.integer(&HbmParams::queue_depth, "memory.hbm.queue_depth", 32, 1, 1024,
-              "requests the FR-FCFS scheduler of one pseudo-channel holds; full -> END_REQ withheld");
+    k.integer(&HbmParams::queue_depth, "memory.hbm.queue_depth", 64, 1, 1024,
+              "read requests the FR-FCFS scheduler of one pseudo-channel holds; full -> END_REQ withheld");
+    // Write draining as in GPGPU-Sim's and Accel-Sim's DRAM schedulers (separate write queue and
+    // high/low watermarks: 64:56:32 in Accel-Sim's V100 HBM configuration, 32:28:16 GPGPU-Sim's
+    // default) and the write-drain modes of Ramulator and USIMM: writes wait while reads are
+    // served, then go in a batch, so the data bus turns around once per batch, not per write.
+    k.integer(&HbmParams::write_queue_depth, "memory.hbm.write_queue_depth", 64, 1, 1024,
+              "write requests one pseudo-channel holds, apart from the reads; full -> END_REQ withheld");
+    k.integer(&HbmParams::write_drain_high, "memory.hbm.write_drain_high", 56, 1, 1024,
+              "high watermark: queued writes at which a pseudo-channel stops serving reads and drains "
+              "writes (at most write_queue_depth)");
+    k.integer(&HbmParams::write_drain_low, "memory.hbm.write_drain_low", 32, 0, 1023,
+              "low watermark: queued writes at or below which a draining pseudo-channel returns to reads "
+              "if one is queued (below write_drain_high)");
     k.choice(&HbmParams::mapping, "memory.hbm.address_map", "line_interleaved",
              {{"line_interleaved", HbmMapping::LineInterleaved}, {"row_interleaved", HbmMapping::RowInterleaved}},
              "address -> pseudo-channel/bank/row/column: 'line_interleaved' spreads consecutive 128 B lines over "
