@@ -393,7 +393,8 @@ TEST(GpuvpRun, EveryDeviceAttributeAnswersFromThePreset) {
 TEST(GpuvpRun, DeviceAttributesFollowTheConfiguration) {
   const ProcessResult r = run({kGpuvp, "run", "--set", "gpu.sm.count=40", "--set", "gpu.sm.clock=1GHz", "--set",
                                "memory.hbm.clock=1GHz", "--set", "memory.l2.slices=16", "--set",
-                               "gpu.sm.fp64_lanes=2", "--set", "gpu.sm.shared_memory=64KiB", "--",
+                               "gpu.sm.fp64_lanes=2", "--set", "gpu.sm.shared_memory=64KiB", "--set",
+                               "gpu.sm.unified_l1_shared=0B", "--set", "gpu.sm.shared_carveouts=0,8,16,32,64", "--",
                                kPrograms + "/device_attributes"},
                               kRunTimeout);
   ASSERT_EQ(r.exit_code, 0) << describe(r);

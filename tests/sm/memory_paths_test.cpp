@@ -403,7 +403,7 @@ FetchRun run_fetch(int n, const std::vector<std::string>& overrides) {
 TEST(SmMemoryPaths, InstructionCacheMissStallsIssueUntilTheFill) {
   // 4 instructions (moves, parameter, store, ret) in one 128-byte line: one miss.
   const FetchRun perfect = run_fetch(2, {"gpu.sm.icache.size=0 B"});
-  const FetchRun cold = run_fetch(2, {"gpu.sm.icache.prefetch=0"});
+  const FetchRun cold = run_fetch(2, {"gpu.sm.icache.size=128 KiB", "gpu.sm.icache.prefetch=0"});
   EXPECT_EQ(perfect.requests, 0u);
   EXPECT_EQ(perfect.stall, 0u);
   ASSERT_EQ(cold.fetched.size(), 1u);
@@ -419,11 +419,11 @@ TEST(SmMemoryPaths, InstructionCacheMissStallsIssueUntilTheFill) {
 
 TEST(SmMemoryPaths, InstructionFetchWalksTheKernelsLinesAndPrefetchesTheNext) {
   // 37 instructions: 5 lines of 8 (16-byte instructions, 128-byte lines).
-  const FetchRun demand = run_fetch(34, {"gpu.sm.icache.prefetch=0"});
+  const FetchRun demand = run_fetch(34, {"gpu.sm.icache.size=128 KiB", "gpu.sm.icache.prefetch=0"});
   ASSERT_EQ(demand.fetched.size(), 5u);
   for (size_t i = 1; i < demand.fetched.size(); ++i) EXPECT_EQ(demand.fetched[i], demand.fetched[0] + 128 * i);
   EXPECT_EQ(demand.misses, 5u);
-  const FetchRun ahead = run_fetch(34, {"gpu.sm.icache.prefetch=1"});
+  const FetchRun ahead = run_fetch(34, {"gpu.sm.icache.size=128 KiB", "gpu.sm.icache.prefetch=1"});
   EXPECT_EQ(ahead.fetched.size(), 6u);  // the 5 lines and one past the end
   EXPECT_LT(ahead.misses, demand.misses);
   EXPECT_LT(ahead.cycles, demand.cycles);

@@ -167,6 +167,16 @@ TEST(UvmSuite, HostAccessDuringAKernelRuntimeCopiesAndChainedHandlersWork) {
   }
 }
 
+// With the constant and instruction caches on, the SMs send fills of their own beside the loads
+// that the L1 TLBs hold on far faults. An END_REQ a cluster port repeats for a request it had
+// queued must not release an SM whose own request is still held by its TLB (the next request
+// would overwrite it and the kernel would never end).
+TEST(UvmSuite, ThreadsFinishWithTheConstantAndInstructionCachesOn) {
+  const SuiteRun r = run_suite("threads", {"gpu.sm.const_cache.size=64 KiB", "gpu.sm.icache.size=128 KiB"});
+  expect_pass(r, "threads");
+  EXPECT_FALSE(r.process.timed_out) << r.describe();
+}
+
 TEST(UvmSuite, ReadMostlyHostReadsLeaveTheDataOnTheDevice) {
   const SuiteRun r = run_suite("readmostly", {"uvm.prefetcher=none"});
   expect_pass(r, "readmostly");

@@ -1622,6 +1622,10 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
   Impl& s = *impl_;
   const uint64_t c = s.clock.cycle_at(current_time());
   if (phase == tlm::END_REQ) {
+    // Only the END_REQ of the request in flight releases the socket: one that names another
+    // payload (a cluster port or TLB repeating it for a request it had queued) must not let the
+    // next request overwrite one still held downstream.
+    if (!s.request_in_flight || s.in_flight != &gp) return tlm::TLM_ACCEPTED;
     s.request_in_flight = false;
     s.send_allowed = c + 1;
     notify_wake();

@@ -116,7 +116,7 @@ struct SmParams {
               "constant cache hit latency (cycles); no V100 figure found: the L1 hit latency (RTX 3070: 14, mushihao/cuda)");
     // Volta's L1 instruction cache as GPGPU-Sim's QV100 configuration sizes it
     // (gpgpu_cache:il1 N:64:128:16: 64 sets x 128 B x 16 ways).
-    k.quantity(&SmParams::icache_bytes, "gpu.sm.icache.size", Dimension::Size, "128 KiB", "0 B", "16 MiB",
+    k.quantity(&SmParams::icache_bytes, "gpu.sm.icache.size", Dimension::Size, "0 B", "0 B", "16 MiB",
                "per-SM instruction cache (GPGPU-Sim QV100: 128 KiB); 0 B: perfect, no fetch stalls");
     k.integer(&SmParams::icache_line, "gpu.sm.icache.line", 128, 32, 128,
               "instruction cache line in bytes, a power of two (GPGPU-Sim QV100: 128 = 8 instructions)");
