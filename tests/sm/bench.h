@@ -12,6 +12,7 @@
 #include "models/gpu/ptx/executor.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "models/gpu/sm/sm.h"
+#include "models/gpu/sm/sm_cluster.h"
 #include "platform/config/config.h"
 #include "platform/config/params.h"
 #include "tests/support/testbench.h"
@@ -92,6 +93,48 @@ struct SmBench {
     const auto* g = stats.find_group("gpu.sm[0]");
     const auto* c = g ? g->find_counter(name) : nullptr;
     return c ? c->value() : ~0ULL;
+  }
+};
+
+// A GpuCore (SM clusters and their CTA scheduler) whose cluster ports are MemoryTargets of one
+// fixed latency; a hand-written kernel runs to completion through GpuCore::submit.
+struct GpuCoreBench {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  SmParams params;
+  ClockDomain clock;
+  GpuCore core;
+  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
+  ptx::DeviceMemory memory;
+  std::unique_ptr<ptx::LoadedModule> module;
+
+  explicit GpuCoreBench(const std::vector<std::string>& overrides, double memory_ns = 150)
+      : params(load_sm_params(overrides)), clock("core", static_cast<uint64_t>(params.clock_hz)),
+        core("gpu", params, clock, stats) {
+    for (uint32_t i = 0; i < core.cluster_count(); ++i) {
+      ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
+                                                                sc_core::sc_time(memory_ns, sc_core::SC_NS)));
+      core.cluster(i).out.bind(ports.back()->socket);
+    }
+  }
+
+  const ptx::Kernel& load(const std::string& ptx, const std::string& kernel) {
+    module = std::make_unique<ptx::LoadedModule>(ptx::Module::parse(ptx, "test.ptx"), memory);
+    return module->kernel(kernel);
+  }
+
+  // Submits `run` as kernel `kernel_id` and simulates until the CTA scheduler says it is done.
+  void run(ptx::KernelRun& run, uint64_t kernel_id = 1) {
+    bool done = false;
+    sc_core::sc_event finished;
+    sim.run([&] {
+      core.submit(run, kernel_id, [&] {
+        done = true;
+        finished.notify(sc_core::SC_ZERO_TIME);
+      });
+      while (!done) wait(finished);
+    });
+    EXPECT_TRUE(run.finish().ok());
   }
 };
 

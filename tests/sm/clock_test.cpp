@@ -149,33 +149,15 @@ const char* kStamps = R"(
 )";
 
 std::vector<uint64_t> run_stamps(const std::string& threads) {
-  testbench::Simulation sim;
-  stats::Registry stats;
-  const SmParams p = testing::load_sm_params({"gpu.sm.count=8", "gpu.sm.cluster_size=2", "sim.threads=" + threads});
-  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
-  GpuCore core("gpu", p, clock, stats);
-  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
-  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
-    ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
-                                                              sc_core::sc_time(150, sc_core::SC_NS)));
-    core.cluster(i).out.bind(ports.back()->socket);
-  }
-  ptx::DeviceMemory memory;
-  ptx::LoadedModule module(ptx::Module::parse(testing::ptx_header() + kStamps, "stamps.ptx"), memory);
+  testing::GpuCoreBench b({"gpu.sm.count=8", "gpu.sm.cluster_size=2", "sim.threads=" + threads});
+  const auto& k = b.load(testing::ptx_header() + kStamps, "stamps");
   const uint32_t n = 64 * 64;
-  const uint64_t in = memory.allocate(4 * n), out = memory.allocate(16 * n);
-  memory.fill(in, 0, 4 * n);
-  const auto& k = module.kernel("stamps");
-  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{64}, ptx::Dim3{64}, 0}, ptx::pack_params(k, in, out));
-  bool done = false;
-  sc_core::sc_event finished;
-  sim.run([&] {
-    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
-    while (!done) wait(finished);
-  });
-  EXPECT_TRUE(run.finish().ok());
+  const uint64_t in = b.memory.allocate(4 * n), out = b.memory.allocate(16 * n);
+  b.memory.fill(in, 0, 4 * n);
+  ptx::KernelRun run(b.memory, {}, *b.module, k, {ptx::Dim3{64}, ptx::Dim3{64}, 0}, ptx::pack_params(k, in, out));
+  b.run(run);
   std::vector<uint64_t> stamps(2 * n);
-  memory.copy_from_device(stamps.data(), out, 16 * n);
+  b.memory.copy_from_device(stamps.data(), out, 16 * n);
   return stamps;
 }
 

@@ -75,38 +75,21 @@ END:
 
 // 8 SMs in clusters of 2 on `tickets`; returns the tickets and the statistics JSON.
 std::vector<uint32_t> run_tickets(const std::vector<std::string>& overrides, std::string* json, uint64_t* phases) {
-  testbench::Simulation sim;
-  stats::Registry stats;
   std::vector<std::string> all = {"gpu.sm.count=8", "gpu.sm.cluster_size=2"};
   all.insert(all.end(), overrides.begin(), overrides.end());
-  const SmParams p = testing::load_sm_params(all);
-  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
-  GpuCore core("gpu", p, clock, stats);
-  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
-  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
-    ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
-                                                              sc_core::sc_time(150, sc_core::SC_NS)));
-    core.cluster(i).out.bind(ports.back()->socket);
-  }
-  ptx::DeviceMemory memory;
-  ptx::LoadedModule module(ptx::Module::parse(testing::ptx_header() + kTickets, "t.ptx"), memory);
+  testing::GpuCoreBench b(all);
+  const auto& k = b.load(testing::ptx_header() + kTickets, "tickets");
   const uint32_t n = 3000;
-  const uint64_t bins = memory.allocate(8 * 4), out = memory.allocate(n * 4);
-  memory.fill(bins, 0, 8 * 4);
-  const auto& k = module.kernel("tickets");
-  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{(n + 127) / 128}, ptx::Dim3{128}, 0}, ptx::pack_params(k, bins, out, n));
-  bool done = false;
-  sc_core::sc_event finished;
-  sim.run([&] {
-    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
-    while (!done) wait(finished);
-  });
-  EXPECT_TRUE(run.finish().ok());
+  const uint64_t bins = b.memory.allocate(8 * 4), out = b.memory.allocate(n * 4);
+  b.memory.fill(bins, 0, 8 * 4);
+  ptx::KernelRun run(b.memory, {}, *b.module, k, {ptx::Dim3{(n + 127) / 128}, ptx::Dim3{128}, 0},
+                     ptx::pack_params(k, bins, out, n));
+  b.run(run);
   std::vector<uint32_t> result(8 + n);
-  memory.copy_from_device(result.data(), bins, 8 * 4);
-  memory.copy_from_device(result.data() + 8, out, n * 4);
-  *json = stats.json();
-  *phases = core.stepper().parallel_phases();
+  b.memory.copy_from_device(result.data(), bins, 8 * 4);
+  b.memory.copy_from_device(result.data() + 8, out, n * 4);
+  *json = b.stats.json();
+  *phases = b.core.stepper().parallel_phases();
   return result;
 }
 
@@ -144,45 +127,28 @@ TEST(GpuCore, ThreadedIdleSkippingMatchesTicking) {
 }
 
 uint64_t run_core(const std::vector<std::string>& overrides, std::string* json) {
-  testbench::Simulation sim;
-  stats::Registry stats;
-  const SmParams p = testing::load_sm_params(overrides);
-  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
-  GpuCore core("gpu", p, clock, stats);
-  std::vector<std::unique_ptr<testbench::MemoryTarget>> ports;
-  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
-    ports.push_back(std::make_unique<testbench::MemoryTarget>(("port" + std::to_string(i)).c_str(),
-                                                              sc_core::sc_time(200, sc_core::SC_NS)));
-    core.cluster(i).out.bind(ports.back()->socket);
-  }
-  ptx::DeviceMemory memory;
-  ptx::LoadedModule module(ptx::Module::parse(testing::ptx_header() + kScale, "s.ptx"), memory);
+  testing::GpuCoreBench b(overrides, 200);
+  const auto& k = b.load(testing::ptx_header() + kScale, "scale");
   const uint32_t n = 5000;
-  const uint64_t x = memory.allocate(n * 4), y = memory.allocate(n * 4);
+  const uint64_t x = b.memory.allocate(n * 4), y = b.memory.allocate(n * 4);
   std::vector<float> host(n);
   for (uint32_t i = 0; i < n; ++i) host[i] = static_cast<float>(i);
-  memory.copy_to_device(x, host.data(), n * 4);
-  const auto& k = module.kernel("scale");
-  ptx::KernelRun run(memory, {}, module, k, {ptx::Dim3{(n + 127) / 128}, ptx::Dim3{128}, 0}, ptx::pack_params(k, x, y, n));
-  bool done = false;
-  sc_core::sc_event finished;
-  sim.run([&] {
-    core.submit(run, 7, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
-    while (!done) wait(finished);
-  });
-  EXPECT_TRUE(run.finish().ok());
-  memory.copy_from_device(host.data(), y, n * 4);
+  b.memory.copy_to_device(x, host.data(), n * 4);
+  ptx::KernelRun run(b.memory, {}, *b.module, k, {ptx::Dim3{(n + 127) / 128}, ptx::Dim3{128}, 0},
+                     ptx::pack_params(k, x, y, n));
+  b.run(run, 7);
+  b.memory.copy_from_device(host.data(), y, n * 4);
   for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(host[i], 2.0f * static_cast<float>(i)) << i;
-  for (uint32_t i = 0; i < core.cluster_count(); ++i) {
+  for (uint32_t i = 0; i < b.core.cluster_count(); ++i) {
     std::set<uint32_t> sms;
-    for (const auto& t : ports[i]->transactions()) {
+    for (const auto& t : b.ports[i]->transactions()) {
       sms.insert(t.extension.sm_id);
       EXPECT_EQ(t.extension.kernel_id, 7u);
     }
     EXPECT_EQ(sms.size(), 2u) << "cluster " << i;
   }
-  if (json) *json = stats.json();
-  return core.last_cycle();
+  if (json) *json = b.stats.json();
+  return b.core.last_cycle();
 }
 
 TEST(GpuCore, ClustersShareAPortAndRunAKernelEndToEnd) {

@@ -258,27 +258,13 @@ struct CoreRun {
 };
 CoreRun run_on_core(const std::string& ptx, const char* kernel, const ptx::LaunchConfig& config,
                     const std::function<std::vector<uint8_t>(ptx::DeviceMemory&, const ptx::Kernel&)>& params) {
-  testbench::Simulation sim;
-  stats::Registry stats;
-  const SmParams p = testing::load_sm_params({"gpu.sm.count=1", "gpu.sm.cluster_size=1", "gpu.sm.icache.size=0 B"});
-  ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
-  GpuCore core("gpu", p, clock, stats);
-  testbench::MemoryTarget port("port", sc_core::sc_time(100, sc_core::SC_NS));
-  core.cluster(0).out.bind(port.socket);
-  ptx::DeviceMemory memory;
-  ptx::LoadedModule module(ptx::Module::parse(ptx, "c.ptx"), memory);
-  const ptx::Kernel& k = module.kernel(kernel);
-  ptx::KernelRun run(memory, {}, module, k, config, params(memory, k));
-  bool done = false;
-  sc_core::sc_event finished;
-  sim.run([&] {
-    core.submit(run, 1, [&] { done = true; finished.notify(sc_core::SC_ZERO_TIME); });
-    while (!done) wait(finished);
-  });
-  EXPECT_TRUE(run.finish().ok());
+  testing::GpuCoreBench b({"gpu.sm.count=1", "gpu.sm.cluster_size=1", "gpu.sm.icache.size=0 B"}, 100);
+  const ptx::Kernel& k = b.load(ptx, kernel);
+  ptx::KernelRun run(b.memory, {}, *b.module, k, config, params(b.memory, k));
+  b.run(run);
   CoreRun r;
-  r.cycles = core.last_cycle();
-  const auto* g = stats.find_group("gpu.sm[0]");
+  r.cycles = b.core.last_cycle();
+  const auto* g = b.stats.find_group("gpu.sm[0]");
   r.l1_hits = g->find_counter("l1_sector_hits")->value();
   r.reconfigurations = g->find_counter("l1_reconfigurations")->value();
   return r;
