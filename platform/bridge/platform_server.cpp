@@ -160,9 +160,13 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
   const stats::Group* group = impl_->stats.find_group("gpu.command_processor");
   const stats::Counter* launched = group != nullptr ? group->find_counter("kernels_launched") : nullptr;
   const uint64_t launches = launched != nullptr ? launched->value() : 0;
-  uint64_t fallbacks = 0, faults = 0;
-  std::string fallen_back, faulted;
+  uint64_t fallbacks = 0, faults = 0, estimated = 0;
+  std::string fallen_back, faulted, estimated_names;
   for (const gpu::KernelIncidents& k : impl_->command_processor->incidents()) {
+    if (k.estimated != 0) {
+      estimated += k.estimated;
+      estimated_names += "\n" + prefix + "  " + k.kernel + " (" + plural(k.estimated, "launch", "launches") + ")";
+    }
     if (k.fallbacks != 0) {
       fallbacks += k.fallbacks;
       fallen_back += "\n" + prefix + "  " + k.kernel + " (" + plural(k.fallbacks, "launch", "launches") +
@@ -182,6 +186,11 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
       report += prefix + which +
                 " ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX model); simulated time and "
                 "cycles are modeled.\n";
+    }
+    if (estimated != 0) {
+      report += prefix + plural(estimated, "kernel launch", "kernel launches") +
+                " had no resources from the SASS (no cubin of the device's major architecture): registers per "
+                "thread estimated from the PTX, occupancy approximate:" + estimated_names + "\n";
     }
     if (fallbacks != 0) {
       report += prefix + plural(fallbacks, "kernel launch", "kernel launches") +

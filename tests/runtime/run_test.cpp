@@ -292,6 +292,10 @@ TEST(GpuvpRun, TimingFallbacksAreLoud) {
             std::string::npos)
       << describe(r);
   EXPECT_EQ(r.err.find("ran on the timing model"), std::string::npos) << describe(r);
+  // The estimate itself: warned once per kernel name, and counted in the exit report.
+  EXPECT_EQ(occurrences(r.err, "registers per thread estimated from the PTX (no SASS"), 2u) << describe(r);
+  EXPECT_NE(r.err.find("gpuvp run: 4 kernel launches had no resources from the SASS"), std::string::npos)
+      << describe(r);
   const nlohmann::json j = nlohmann::json::parse(slurp(stats));
   EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["timing_fallbacks"]["value"], 4);
 }

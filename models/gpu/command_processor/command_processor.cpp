@@ -574,11 +574,6 @@ CommandProcessor::Result CommandProcessor::told_resources(const device::KernelRe
   return Result::ok();
 }
 
-void CommandProcessor::warn_once(const std::string& kernel_name, const std::string& what) {
-  if (!warned_kernels_.insert(kernel_name + "\n" + what).second) return;
-  std::fprintf(stderr, "gpuvp: warning: kernel %s: %s\n", kernel_name.c_str(), what.c_str());
-}
-
 CommandProcessor::Result CommandProcessor::get_function(Context& context, uint32_t channel,
                                                         const device::Command& command) {
   const uint64_t module_handle = command.body.generic.a;
@@ -740,9 +735,9 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     if (timing_ != nullptr) {
       ptx::KernelRun run(memory, options, module, kernel, config, params);
       run.set_resources(resources);
-      if (!told) {
-        warn_once(kernel.name, "registers per thread estimated from the PTX (no SASS resources told with GetFunction, "
-                               "e.g. no cubin of this device's major architecture); occupancy is approximate");
+      if (!told && incidents_of(kernel.name).estimated++ == 0 && notice_) {
+        notice_("warning: kernel " + kernel.name + ": registers per thread estimated from the PTX (no SASS resources "
+                "told with GetFunction, e.g. no cubin of this device's major architecture); occupancy is approximate");
       }
       try {
         kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
@@ -809,7 +804,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
 
 KernelIncidents& CommandProcessor::incidents_of(const std::string& kernel) {
   const auto [it, fresh] = incident_index_.try_emplace(kernel, incidents_.size());
-  if (fresh) incidents_.push_back(KernelIncidents{kernel, 0, {}, 0, {}});
+  if (fresh) {
+    incidents_.emplace_back();
+    incidents_.back().kernel = kernel;
+  }
   return incidents_[it->second];
 }
 

@@ -30,7 +30,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -95,7 +94,6 @@ class CommandProcessor : public sc_core::sc_module {
   Result told_resources(const device::KernelResources& told, const std::string& kernel_name,
                         ptx::KernelResources& resources, uint32_t& max_threads) const;
   // One line on stderr per kernel name and platform: what was approximated for it.
-  void warn_once(const std::string& kernel_name, const std::string& what);
   Result get_symbol(Context& context, uint32_t channel, const device::Command& command);
   Result launch(Context& context, uint32_t channel, const device::Command& command,
                 const std::atomic<bool>* cancelled);
@@ -127,7 +125,6 @@ class CommandProcessor : public sc_core::sc_module {
   std::array<std::unique_ptr<Context>, device::kMaxChannels> contexts_;
   uint64_t mapped_bytes_ = 0;
   uint64_t next_kernel_id_ = 1;
-  std::set<std::string> warned_kernels_;  // kernel names warn_once has spoken of
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
   KernelIncidents& incidents_of(const std::string& kernel);
