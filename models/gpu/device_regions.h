@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "models/gpu/ptx/memory.h"
 
@@ -20,11 +21,24 @@ inline constexpr uint64_t kCodeBytes = 0x0000'0000'1000'0000ULL;  // 256 MiB
 inline constexpr uint64_t kKernelCodeBytes = 64 * 1024;
 inline constexpr uint32_t kInstructionBytes = 16;
 
+// Start of kernel `name`'s code slot, as an offset in the code region: FNV-1a of the name, so
+// every launch of a kernel fetches the same addresses.
+inline uint64_t kernel_code_offset(std::string_view name) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char ch : name) hash = (hash ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  return hash % (kCodeBytes / kKernelCodeBytes) * kKernelCodeBytes;
+}
+
 // Constant bank 0: one 4 KiB slot per launch (kernel parameters are at most 4 KiB), slots
 // reused round-robin by kernel id.
 inline constexpr uint64_t kConstBank0Base = kCodeBase + kCodeBytes;
 inline constexpr uint64_t kConstBank0SlotBytes = 4096;
 inline constexpr uint64_t kConstBank0Slots = 4096;
+
+// Constant bank 0 of launch `kernel_id`.
+inline uint64_t const_bank0_slot(uint64_t kernel_id) {
+  return kConstBank0Base + (kernel_id % kConstBank0Slots) * kConstBank0SlotBytes;
+}
 
 // Local memory: each resident warp slot of each SM owns 32 threads x `local_bytes_per_thread`
 // bytes, interleaved so that consecutive 4-byte words of a thread's window are 128 bytes apart

@@ -1,6 +1,7 @@
 #include "platform/cli/validate_command.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include <systemc>
 
+#include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/gpu_timing/gpu_timing.h"
 #include "models/gpu/ptx/executor.h"
 #include "models/gpu/ptx/kernel_run.h"
@@ -33,13 +35,15 @@ struct Launch {
   ptx::Dim3 grid{1};
   ptx::Dim3 block{1};
   std::function<std::vector<uint8_t>(ptx::DeviceMemory&, const ptx::Kernel&)> setup;
-  // A clock64-timed kernel: setup stores here where the kernel writes its clock difference.
+  // A clock64-timed kernel: setup stores here where the kernel writes its clock difference
+  // (`clock_count` of them, one per CTA for the bandwidth kernels: the longest is used).
   std::shared_ptr<uint64_t> clock_out;
+  uint32_t clock_count = 1;
 };
 
 struct Outcome {
   uint64_t cycles = 0;        // kernel cycles (launch accepted -> completion)
-  uint64_t clock_cycles = 0;  // what a timed kernel measured with clock64()
+  uint64_t clock_cycles = 0;  // what a timed kernel measured with clock64() (the longest CTA's)
   uint64_t warp_instructions = 0;
 };
 
@@ -72,7 +76,11 @@ Outcome run_kernel(const PlatformParams& params, const ValidationKernels& kernel
     const ptx::LaunchResult result = run.finish();
     if (error.empty() && !result.ok()) error = launch.kernel + ": " + result.message;
     outcome.warp_instructions = result.warp_instructions;
-    if (launch.clock_out) memory.copy_from_device(&outcome.clock_cycles, *launch.clock_out, sizeof(uint64_t));
+    if (launch.clock_out) {
+      std::vector<uint64_t> clocks(launch.clock_count);
+      memory.copy_from_device(clocks.data(), *launch.clock_out, clocks.size() * sizeof(uint64_t));
+      for (uint64_t c : clocks) outcome.clock_cycles = std::max(outcome.clock_cycles, c);
+    }
   }
   if (!error.empty()) throw std::runtime_error(error);
   return outcome;
@@ -173,6 +181,19 @@ Launch timed_chain(const std::string& kernel) {
   return l;
 }
 
+// CTAs of `threads` threads of `kernel` that are resident on the whole GPU at once, by the
+// model's occupancy rules and the kernel's cubin resources (a grid barrier needs all of them).
+uint32_t resident_ctas(const PlatformParams& p, const ValidationKernels& kernels, const std::string& kernel,
+                       uint32_t threads) {
+  const ptx::KernelResources told = kernels.resources(kernel);
+  gpu::CtaFootprint cta;
+  cta.threads = threads;
+  cta.registers_per_thread = told.registers_per_thread != 0 ? told.registers_per_thread : 32;
+  cta.shared_bytes = told.static_shared_bytes;
+  cta.local_bytes_per_thread = told.local_bytes_per_thread;
+  return std::max<uint32_t>(1, gpu::occupancy(p.sm, cta).ctas_per_sm) * p.sm.count;
+}
+
 struct Row {
   std::string name;
   double model = 0;   // the current method: kernel cycles (two chain lengths for latencies)
@@ -238,7 +259,7 @@ int ValidateCommand::execute() const {
   const auto wall_start = std::chrono::steady_clock::now();
 
   // Chain lengths: the difference of two runs is divided by the difference of lengths.
-  const uint32_t s0 = quick_ ? 64 : 256, s1 = quick_ ? 320 : 1280;
+  const uint32_t s0 = quick_ ? 128 : 256, s1 = quick_ ? 384 : 1280;
   std::vector<Row> rows;
   std::vector<ApplicationFigure> applications;
   try {
@@ -279,9 +300,26 @@ int ValidateCommand::execute() const {
       const Outcome a = run_kernel(p, ptx, copy(n0));
       const Outcome b = run_kernel(p, ptx, copy(n1));
       const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;
+      // The clock64 way: a copy of n1 elements by a full-occupancy grid of persistent 256-thread
+      // CTAs (as many threads per SM as stream_copy's), each CTA timing its share after a grid
+      // barrier; the bytes over the longest CTA's cycles.
+      const uint32_t copy_ctas = resident_ctas(p, ptx, "timed_stream_copy", 256);
+      Launch timed;
+      timed.kernel = "timed_stream_copy";
+      timed.grid = ptx::Dim3{copy_ctas};
+      timed.block = ptx::Dim3{256};
+      timed.clock_out = std::make_shared<uint64_t>(0);
+      timed.clock_count = copy_ctas;
+      timed.setup = [n1, copy_ctas, clock_out = timed.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+        const uint64_t source = m.allocate(16ull * n1), copy_to = m.allocate(16ull * n1);
+        const uint64_t arrived = m.allocate(4), ticket = m.allocate(4);
+        *clock_out = m.allocate(8ull * copy_ctas);
+        return ptx::pack_params(k, source, copy_to, n1, arrived, ticket, *clock_out);
+      };
+      const double timed_seconds = static_cast<double>(run_kernel(p, ptx, timed).clock_cycles) / p.sm.clock_hz;
       rows.push_back({"DRAM bandwidth (copy " + std::to_string(32ull * n0 >> 20) + " vs " +
                           std::to_string(32ull * n1 >> 20) + " MiB)",
-                      32.0 * (n1 - n0) / seconds / 1e9, -1, "GB/s", 750,
+                      32.0 * (n1 - n0) / seconds / 1e9, 32.0 * n1 / timed_seconds / 1e9, "GB/s", 750,
                       "~750 of 900 GB/s peak (public STREAM-type figure)"});
     }
     // L2 bandwidth: 2 MiB read through .cg by 4 CTAs of 256 threads per SM, two lap counts.
@@ -289,7 +327,7 @@ int ValidateCommand::execute() const {
     // latency bubble small beside the transfer.
     {
       const uint32_t n = 1u << 17;  // float4 elements: 2 MiB
-      const uint32_t ctas = 4 * p.sm.count;
+      const uint32_t ctas = std::min(4 * p.sm.count, resident_ctas(p, ptx, "timed_l2_read", 256));
       auto launch = [&](uint32_t laps) {
         Launch l;
         l.kernel = "l2_read";
@@ -305,7 +343,23 @@ int ValidateCommand::execute() const {
       const Outcome a = run_kernel(p, ptx, launch(l0));
       const Outcome b = run_kernel(p, ptx, launch(l1));
       const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;
-      rows.push_back({"L2 bandwidth (2 MiB read, .cg)", 16.0 * n * (l1 - l0) / seconds / 1e9, -1, "GB/s", 2156,
+      // The clock64 way: the same grid times l1 - l0 laps per CTA after a warm-up lap and a grid
+      // barrier.
+      Launch timed;
+      timed.kernel = "timed_l2_read";
+      timed.grid = ptx::Dim3{ctas};
+      timed.block = ptx::Dim3{256};
+      timed.clock_out = std::make_shared<uint64_t>(0);
+      timed.clock_count = ctas;
+      timed.setup = [n, laps = l1 - l0, ctas, clock_out = timed.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+        const uint64_t source = m.allocate(16ull * n), out = m.allocate(8ull * 256 * ctas);
+        const uint64_t arrived = m.allocate(4);
+        *clock_out = m.allocate(8ull * ctas);
+        return ptx::pack_params(k, source, n, laps, out, arrived, *clock_out);
+      };
+      const double timed_seconds = static_cast<double>(run_kernel(p, ptx, timed).clock_cycles) / p.sm.clock_hz;
+      rows.push_back({"L2 bandwidth (2 MiB read, .cg)", 16.0 * n * (l1 - l0) / seconds / 1e9,
+                      16.0 * n * (l1 - l0) / timed_seconds / 1e9, "GB/s", 2156,
                       "Jia et al. 2018 (L2 load throughput 2155.88 GB/s)"});
     }
     rows.push_back({"FP32 dependent-issue latency", per_link(p, ptx, [](uint32_t n) { return chain("chain_fp32", n); }, s0, s1),
@@ -370,7 +424,8 @@ int ValidateCommand::execute() const {
   std::printf("(applications: summed kernel cycles of every launch, results checked against a CPU reference)\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::printf("(latencies: cycles per link of a dependent chain; kernel cycles: the difference of two chain lengths; "
-              "clock64: clock64() read around %u links inside the kernel; %.1f s wall)\n",
+              "clock64: clock64() read around %u links inside the kernel, and for bandwidths around each CTA's share, the bytes "
+              "over the longest CTA's cycles; %.1f s wall)\n",
               kTimedLinks, wall);
   return 0;
 }

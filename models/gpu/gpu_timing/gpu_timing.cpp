@@ -3,9 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "models/gpu/copy_engine/copy_engine.h"
 #include "models/gpu/crossbar/crossbar.h"
+#include "models/gpu/device_regions.h"
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
 #include "models/gpu/sm/sm_cluster.h"
 #include "models/memory/address_map.h"
@@ -59,7 +62,8 @@ struct GpuTiming::Impl {
   std::vector<std::unique_ptr<TlmMonitor>> monitors;  // one per traced link (none when tracing is off)
   std::unique_ptr<uvm::UvmSystem> uvm_system;  // before `core`: its binder puts a TLB on each SM's path
   GpuCore core;
-  Crossbar crossbar;
+  CopyEngine copy_engine;
+  Crossbar crossbar;  // a port per SM cluster, then the copy engine's
   memory::HbmController hbm;
   memory::L2SliceGroup l2_group;  // the slices' one wake process
   std::vector<std::unique_ptr<memory::L2Slice>> slices;
@@ -70,6 +74,7 @@ struct GpuTiming::Impl {
   stats::Counter& time_ps;
   std::vector<Mirror> mirrors;
   uint32_t sms;
+  std::unordered_set<uint64_t> loaded_code;  // first code address of kernels already written (membership only)
 
   Impl(const PlatformParams& p, const ClockDomains& c, stats::Registry& stats, TraceObserver* trace)
       : clocks(c),
@@ -83,7 +88,8 @@ struct GpuTiming::Impl {
                bind_traced(sm.mem, tlb.in, tracer, monitors, "sm");  // the SM's own link, as without UVM
                tlb.out.bind(cluster.in);
              }),
-        crossbar("crossbar", p.crossbar, map, core.cluster_count(), stats, "gpu.crossbar"),
+        copy_engine("copy_engine", stats, "gpu.copy_engine"),
+        crossbar("crossbar", p.crossbar, map, core.cluster_count() + 1, stats, "gpu.crossbar"),
         hbm("hbm", p.hbm, map, stats, "memory.hbm"),
         l2_group(map.slices()),
         group(stats.group("gpu")),
@@ -103,6 +109,7 @@ struct GpuTiming::Impl {
     for (uint32_t i = 0; i < core.cluster_count(); ++i) {
       bind_traced(core.cluster(i).out, crossbar.cluster, tracer, monitors, "crossbar");
     }
+    bind_traced(copy_engine.out, crossbar.cluster, tracer, monitors, "crossbar");
 
     const uint32_t sm_total = p.sm.count;
     const uint32_t channels = map.channels();
@@ -165,6 +172,18 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   bool done = false;
   if (m.tracer != nullptr) m.tracer->kernel_begin(kernel_id, run.kernel().name, start);
+  // What the launch writes through L2 while the launch latency passes: the kernel's parameters
+  // (constant bank 0) and, on its first launch, its code (the module load's upload), so an SM's
+  // first constant or instruction miss finds them in L2 as on hardware.
+  m.copy_engine.write(regions::const_bank0_slot(kernel_id), run.kernel().param_bytes, kernel_id);
+  const ptx::KernelRun::CodeRange code = run.entry_code();
+  const uint64_t first = (regions::kernel_code_offset(run.kernel().name) + code.offset) & (regions::kCodeBytes - 1);
+  if (m.loaded_code.insert(first).second) {
+    const uint64_t bytes = std::min<uint64_t>(code.bytes, regions::kCodeBytes);
+    const uint64_t before_wrap = std::min<uint64_t>(bytes, regions::kCodeBytes - first);
+    m.copy_engine.write(regions::kCodeBase + first, before_wrap, kernel_id);
+    m.copy_engine.write(regions::kCodeBase, bytes - before_wrap, kernel_id);  // code past the region's end wraps
+  }
   // The scheduler calls `done` from its own process; the event hands control back here.
   m.core.submit(run, kernel_id, [&] {
     done = true;
@@ -194,6 +213,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   // translated: stores that far-faulted on managed memory complete the kernel when they leave
   // the L1 TLBs (never taken without managed memory).
   while (m.uvm_system->holding_requests()) sc_core::wait(m.uvm_system->drained());
+  while (!m.copy_engine.idle()) sc_core::wait(m.copy_engine.drained());
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
   KernelTiming t;

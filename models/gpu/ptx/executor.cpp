@@ -443,6 +443,12 @@ class LaunchRun {
     return result;
   }
 
+  KernelRun::CodeRange entry_code() const {
+    uint64_t first = 0;
+    for (uint32_t f = 0; f < kernel_.function_index; ++f) first += program_.functions[f].body.size();
+    return {first * 16, program_.functions[kernel_.function_index].body.size() * 16};
+  }
+
   const Kernel& kernel_;
   const LaunchConfig config_;
   uint32_t warps_per_cta_ = 0;
@@ -2335,6 +2341,7 @@ uint64_t KernelRun::cta_count() const { return impl_->config_.grid.count(); }
 uint32_t KernelRun::warps_per_cta() const { return impl_->warps_per_cta_; }
 uint32_t KernelRun::register_slots() const { return impl_->total_registers_ + impl_->total_predicates_; }
 uint32_t KernelRun::shared_bytes_per_cta() const { return impl_->shared_bytes_; }
+KernelRun::CodeRange KernelRun::entry_code() const { return impl_->entry_code(); }
 uint32_t KernelRun::start_cta(uint64_t linear) { return impl_->start_cta(linear); }
 uint64_t KernelRun::cta_linear(uint32_t slot) const { return impl_->ctas_[slot]->cta.linear; }
 bool KernelRun::warp_ready(uint32_t slot, uint32_t w) { return impl_->warp_ready(slot, w); }

@@ -143,6 +143,12 @@ class KernelRun {
   uint32_t warps_per_cta() const;
   uint32_t register_slots() const;        // scoreboard entries per warp (registers + predicates)
   uint32_t shared_bytes_per_cta() const;  // static (this kernel's) + dynamic, aligned
+  // The kernel function's own code, in InstructionInfo::code_offset's terms (16 bytes per
+  // instruction, the module's functions one after another): [offset, offset + bytes).
+  struct CodeRange {
+    uint64_t offset = 0, bytes = 0;
+  };
+  CodeRange entry_code() const;
   // The kernel's machine resources as the host told them (default: not told); the timing model
   // sizes occupancy by them, the functional model ignores them.
   void set_resources(const KernelResources& resources) { resources_ = resources; }

@@ -781,8 +781,7 @@ struct Sm::Impl {
       if (other && const_cache.empty()) {  // a perfect constant cache: every lookup hits, no traffic
         ready = c + params.const_hit_latency;
       } else if (other) {  // constant space: kernel parameters (constant bank 0) and .const
-        const uint64_t bank0 = regions::kConstBank0Base +
-                               (cta.kernel_id % regions::kConstBank0Slots) * regions::kConstBank0SlotBytes;
+        const uint64_t bank0 = regions::const_bank0_slot(cta.kernel_id);
         ConstOp& op = const_queue.push();
         op.warp_slot = slot;
         op.next = 0;
@@ -1533,11 +1532,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   if (run.observed()) ++s.observed_ctas;
   cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
   cta.warp_slots.clear();
-  // The kernel's code: a 64 KiB slot of the code region chosen by its name (FNV-1a), so every
-  // launch of a kernel fetches the same addresses.
-  uint64_t name_hash = 0xcbf29ce484222325ull;
-  for (const char ch : run.kernel().name) name_hash = (name_hash ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
-  const uint64_t code_base = name_hash % (regions::kCodeBytes / regions::kKernelCodeBytes) * regions::kKernelCodeBytes;
+  const uint64_t code_base = regions::kernel_code_offset(run.kernel().name);
   uint32_t slot = 0;
   for (uint32_t w = 0; w < n; ++w) {
     while (s.warps[slot].used) ++slot;

@@ -6,7 +6,9 @@
 //     cycles by the difference in length, which cancels launch, warm-up and drain;
 //   clock64: the timed_* kernels read clock64() before and after a fully unrolled chain of
 //     kTimedLinks links, as the papers do; the chain's result is stored before the second read,
-//     so the store waits for the last link and the second read follows it. A clock read waits
+//     so the store waits for the last link and the second read follows it. The arithmetic
+//     chains run twice and time the second pass, with the instruction cache warm (a cold chain
+//     of 4-cycle links outruns the instruction prefetch). A clock read waits
 //     for nothing, so a warm-up chain is stored the same way before the first read (else the
 //     first link would also wait for the warm-up's last load, a miss). The host divides the
 //     difference by kTimedLinks (no loop overhead inside the timed region; the two clock reads
@@ -167,32 +169,118 @@ extern "C" __global__ void timed_chase_shared(uint32_t stride, uint32_t lane_str
 extern "C" __global__ void timed_chain_fp32(uint64_t* out, uint64_t* cycles) {
   float x = threadIdx.x, a = 1.0001f, b = 0.5f;
   asm volatile("" : "+f"(x), "+f"(a), "+f"(b));  // operands computed before the first read
-  const uint64_t t0 = timer();
+  uint64_t t0 = 0, t1 = 0;
+#pragma unroll 1
+  for (uint32_t pass = 0; pass < 2; ++pass) {  // the first pass fills the instruction cache
+    t0 = timer();
 #pragma unroll
-  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
-  store_end(out, __float_as_uint(x));
-  const uint64_t t1 = timer();
+    for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
+    store_end(out, __float_as_uint(x));
+    t1 = timer();
+  }
   *cycles = t1 - t0;
 }
 
 extern "C" __global__ void timed_chain_fp64(uint64_t* out, uint64_t* cycles) {
   double x = threadIdx.x, a = 1.0001, b = 0.5;
   asm volatile("" : "+d"(x), "+d"(a), "+d"(b));  // operands computed before the first read
-  const uint64_t t0 = timer();
+  uint64_t t0 = 0, t1 = 0;
+#pragma unroll 1
+  for (uint32_t pass = 0; pass < 2; ++pass) {  // the first pass fills the instruction cache
+    t0 = timer();
 #pragma unroll
-  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(x) : "d"(a), "d"(b));
-  store_end(out, __double_as_longlong(x));
-  const uint64_t t1 = timer();
+    for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("fma.rn.f64 %0, %0, %1, %2;" : "+d"(x) : "d"(a), "d"(b));
+    store_end(out, __double_as_longlong(x));
+    t1 = timer();
+  }
   *cycles = t1 - t0;
 }
 
 extern "C" __global__ void timed_chain_sfu(uint64_t* out, uint64_t* cycles) {
   float x = 1.0f + threadIdx.x;
   asm volatile("" : "+f"(x));  // the operand computed before the first read
-  const uint64_t t0 = timer();
+  uint64_t t0 = 0, t1 = 0;
+#pragma unroll 1
+  for (uint32_t pass = 0; pass < 2; ++pass) {  // the first pass fills the instruction cache
+    t0 = timer();
 #pragma unroll
-  for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ex2.approx.f32 %0, %0;" : "+f"(x));
-  store_end(out, __float_as_uint(x));
-  const uint64_t t1 = timer();
+    for (uint32_t i = 0; i < kTimedLinks; ++i) asm volatile("ex2.approx.f32 %0, %0;" : "+f"(x));
+    store_end(out, __float_as_uint(x));
+    t1 = timer();
+  }
   *cycles = t1 - t0;
+}
+
+// ---- clock64-timed bandwidth: a full-GPU grid of co-resident CTAs; `cycles[cta]` receives
+// each CTA's clock difference and the host divides the bytes moved by the longest CTA's time ----
+
+// A software grid barrier (the host sizes the grid so that every CTA is resident at once):
+// one thread per CTA arrives with an atomic and polls the count through L2 until every CTA
+// arrived, so the timed regions of all CTAs start within one L2 round trip of each other.
+// Bounded: a grid that is not co-resident goes on after 2^14 polls instead of hanging (the
+// CTAs then time staggered regions, which the longest-CTA figure shows as a lower bandwidth).
+__device__ __forceinline__ void grid_barrier(uint32_t* arrived) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicAdd(arrived, 1u);
+    uint32_t seen = 0;
+    for (uint32_t polls = 0; polls < (1u << 14); ++polls) {
+      asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
+      if (seen >= gridDim.x) break;
+    }
+  }
+  __syncthreads();
+}
+
+// The copy of stream_copy by persistent CTAs, timed per CTA from the grid barrier to a barrier
+// after its last load returned (stores are posted: the last ones still drain, which over
+// tens of thousands of cycles is under 1 %). CTAs take one element per thread, chunk after
+// chunk in address order, from an atomic ticket, as the hardware's CTA dispatcher hands out
+// stream_copy's CTAs, so the DRAM sees the same sweeping access front (a grid-stride loop
+// spreads every warp's next access over the whole grid's stride instead).
+extern "C" __global__ void timed_stream_copy(const float4* a, float4* c, uint32_t n, uint32_t* arrived,
+                                             uint32_t* ticket, uint64_t* cycles) {
+  __shared__ uint32_t chunk;
+  grid_barrier(arrived);
+  const uint64_t t0 = timer();
+  for (;;) {
+    if (threadIdx.x == 0) chunk = atomicAdd(ticket, 1u);
+    __syncthreads();
+    const uint32_t base = chunk * blockDim.x;
+    __syncthreads();  // every thread has read `chunk` before thread 0 takes the next ticket
+    if (base >= n) break;
+    const uint32_t i = base + threadIdx.x;
+    if (i < n) c[i] = a[i];
+  }
+  const uint64_t t1 = timer();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+}
+
+// l2_read timed: one untimed lap brings the buffer into L2 (its sum is stored, so every load of
+// it has returned before the grid barrier), then `laps` timed laps whose sum is stored before
+// the closing barrier.
+extern "C" __global__ void timed_l2_read(const float4* a, uint32_t n, uint32_t laps, float* out, uint32_t* arrived,
+                                         uint64_t* cycles) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  for (uint32_t i = first; i < n; i += stride) {
+    float4 v;
+    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a + i));
+    acc += v.x + v.y + v.z + v.w;
+  }
+  store_end(reinterpret_cast<uint64_t*>(out) + first, __float_as_uint(acc));
+  grid_barrier(arrived);
+  const uint64_t t0 = timer();
+  for (uint32_t lap = 0; lap < laps; ++lap) {
+    for (uint32_t i = first; i < n; i += stride) {
+      float4 v;
+      asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a + i));
+      acc += v.x + v.y + v.z + v.w;
+    }
+  }
+  store_end(reinterpret_cast<uint64_t*>(out) + first, __float_as_uint(acc));
+  __syncthreads();
+  const uint64_t t1 = timer();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
 }
