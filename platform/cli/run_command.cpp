@@ -252,7 +252,11 @@ int RunCommand::execute() const {
     std::cerr << "gpuvp run: note: no program connected to the platform, so nothing ran on the GPU model (a program "
                  "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13, built with `nvcc -cudart "
                  "shared`, not nvcc's default static runtime; or the driver API through gpuvp's libcuda.so.1)\n";
-    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause.
+  }
+  if (activity.kernels_started == 0) {
+    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause. A
+    // static-runtime program may connect (its runtime calls cuInit of gpuvp's libcuda.so.1) but
+    // stops at the driver's private tables before any kernel.
     for (size_t i = 1; i < program_.size(); ++i) {
       const std::string candidate = resolve_program(program_[i]);
       if (::access(candidate.c_str(), X_OK) == 0 && cudart_linkage(candidate) == CudartLinkage::Static) {

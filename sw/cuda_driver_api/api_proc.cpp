@@ -130,11 +130,15 @@ GPUVP_CU_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) 
   }
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
-  if (DriverState::instance().unsupported_logged.insert(std::string("cuGetExportTable ") + text).second) {
+  std::set<std::string>& logged = DriverState::instance().unsupported_logged;
+  if (logged.insert("cuGetExportTable").second) {
     std::fprintf(stderr,
-                 "gpuvp: cuGetExportTable(%s): gpuvp's libcuda.so.1 has none of the driver's private tables; it "
-                 "returns CUDA_ERROR_NOT_SUPPORTED\n",
-                 text);
+                 "gpuvp: a library in this program asked libcuda.so.1 for the NVIDIA driver's private tables "
+                 "(cuGetExportTable), as NVIDIA's static CUDA runtime (nvcc's default) does; gpuvp's libcuda.so.1 "
+                 "has none, so that runtime cannot start: build the program with `nvcc -cudart shared`\n");
+  }
+  if (logged.insert(std::string("cuGetExportTable ") + text).second) {
+    std::fprintf(stderr, "gpuvp: cuGetExportTable(%s): CUDA_ERROR_NOT_SUPPORTED\n", text);
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
