@@ -156,8 +156,8 @@ int RunCommand::execute() const {
   // any process used the platform is told when the program ends.
   if (cudart_linkage(program) == CudartLinkage::Static) {
     std::cerr << "gpuvp run: " << program_.front()
-              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace: it needs "
-                 "the driver's private export tables (cuGetExportTable), which gpuvp's libcuda.so.1 does not have "
+              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace: it "
+                 "authenticates the driver through a private integrity check that gpuvp's libcuda.so.1 cannot answer "
                  "(sw/cuda_driver_api/README.md).\n"
                  "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
     return 1;
@@ -255,8 +255,8 @@ int RunCommand::execute() const {
   }
   if (activity.kernels_started == 0) {
     // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause. A
-    // static-runtime program may connect (its runtime calls cuInit of gpuvp's libcuda.so.1) but
-    // stops at the driver's private tables before any kernel.
+    // static-runtime program connects (its runtime calls cuInit of gpuvp's libcuda.so.1) but
+    // stops at the driver's integrity check before any kernel.
     for (size_t i = 1; i < program_.size(); ++i) {
       const std::string candidate = resolve_program(program_[i]);
       if (::access(candidate.c_str(), X_OK) == 0 && cudart_linkage(candidate) == CudartLinkage::Static) {

@@ -209,3 +209,10 @@ GPUVP_CU_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned int grid_x
                                            kernel_params, shared_bytes, stream_handle(stream)));
   });
 }
+
+// Modules load when cuModuleLoad* is called (the static runtime asks before registering its fatbins).
+GPUVP_CU_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
+}

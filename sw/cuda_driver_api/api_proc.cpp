@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "sw/cuda_driver_api/api.h"
+#include "sw/cuda_driver_api/private_tables.h"
 
 using gpuvp::cuda_driver::DriverState;
 using gpuvp::cuda_driver::Runtime;
@@ -117,11 +119,12 @@ GPUVP_CU_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, i
 }
 
 // The driver's private tables, keyed by UUID, that NVIDIA's own libraries (the static runtime
-// among them) use; their layout is not published, so none is provided (README "Static runtime").
-// Each UUID asked for is named once on stderr.
+// among them) use: those private_tables.cpp provides. A request for the integrity check is
+// explained once on stderr, any other missing table with GPUVP_VERBOSE (README "Static runtime").
 GPUVP_CU_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
   if (table == nullptr || id == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *table = nullptr;
+  *table = gpuvp::cuda_driver::private_table(*id);
+  if (*table != nullptr) return CUDA_SUCCESS;
   char text[64];
   int at = 0;
   for (int i = 0; i < 16; ++i) {
@@ -131,16 +134,16 @@ GPUVP_CU_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) 
   Runtime& runtime = Runtime::instance();
   std::lock_guard<std::recursive_mutex> lock(runtime.mutex());
   std::set<std::string>& logged = DriverState::instance().unsupported_logged;
-  if (logged.insert("cuGetExportTable").second) {
+  if (gpuvp::cuda_driver::is_integrity_check(*id) && logged.insert("integrity check").second) {
     std::fprintf(stderr,
-                 "gpuvp: a library in this program asked libcuda.so.1 for the NVIDIA driver's private tables "
-                 "(cuGetExportTable), as NVIDIA's static CUDA runtime (nvcc's default) does; gpuvp's libcuda.so.1 "
-                 "has none, so that runtime cannot start: build the program with `nvcc -cudart shared`\n");
+                 "gpuvp: NVIDIA's static CUDA runtime (nvcc's default) asked libcuda.so.1 to prove it is NVIDIA's "
+                 "driver (cuGetExportTable(%s), an integrity check); gpuvp's libcuda.so.1 cannot, so that runtime "
+                 "will fail every call (cudaErrorSymbolNotFound): build the program with `nvcc -cudart shared`\n",
+                 text);
+  } else if (std::getenv("GPUVP_VERBOSE") != nullptr && logged.insert(std::string("table ") + text).second) {
+    std::fprintf(stderr, "gpuvp: cuGetExportTable(%s): no such table: CUDA_ERROR_NOT_FOUND\n", text);
   }
-  if (logged.insert(std::string("cuGetExportTable ") + text).second) {
-    std::fprintf(stderr, "gpuvp: cuGetExportTable(%s): CUDA_ERROR_NOT_SUPPORTED\n", text);
-  }
-  return CUDA_ERROR_NOT_SUPPORTED;
+  return CUDA_ERROR_NOT_FOUND;
 }
 
 namespace gpuvp::cuda_driver {

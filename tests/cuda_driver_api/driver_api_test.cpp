@@ -87,6 +87,24 @@ TEST(DriverApi, NvrtcCompiledKernelRuns) {
   EXPECT_NE(r.err.find("1 kernel launch(es)"), std::string::npos) << describe(r);
 }
 
+// nvcc's default static runtime loads gpuvp's libcuda.so.1 (when started through a wrapper:
+// gpuvp run refuses it up front), gets through cuGetProcAddress, cuInit and the private tables
+// gpuvp provides, and stops at the driver integrity check it cannot be given: every runtime call
+// then fails, before any kernel. Should a toolkit change that, this test says so.
+TEST(DriverApi, StaticRuntimeStopsAtTheDriverIntegrityCheck) {
+  const ProcessResult refused = gpuvp_run({kPrograms + "/static_runtime"});
+  EXPECT_EQ(refused.exit_code, 1) << describe(refused);
+  EXPECT_NE(refused.err.find("private integrity check"), std::string::npos) << describe(refused);
+  const ProcessResult r = gpuvp_run({"env", kPrograms + "/static_runtime"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.out.find("cudaMalloc: cudaErrorSymbolNotFound"), std::string::npos) << describe(r);
+  EXPECT_EQ(occurrences(r.err, "cuGetExportTable(d4082055-bde6-704b-8d34-ba123c66e1f2), an integrity check"), 1u)
+      << describe(r);
+  EXPECT_NE(r.err.find("0 kernel launch(es)"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("static_runtime is linked with the static CUDA runtime"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("not supported by gpuvp's libcuda.so.1"), std::string::npos) << describe(r);
+}
+
 TEST(DriverApi, WithoutAPlatformCuInitIsNoDevice) {
   const ProcessResult r = run({kPrograms + "/driver_api", "attributes"}, seconds(60),
                               {{"LD_LIBRARY_PATH", kLibraryDir}, {"GPUVP_SOCKET", ""}});

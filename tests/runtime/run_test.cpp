@@ -188,9 +188,9 @@ TEST(GpuvpRun, WrappedProgramsRunOnTheModelWithoutWarnings) {
   EXPECT_NE(shell.err.find("no program connected to the platform"), std::string::npos) << describe(shell);
   EXPECT_EQ(shell.err.find("static CUDA runtime;"), std::string::npos) << describe(shell);
   // A wrapped program built with nvcc's default static runtime gets as far as gpuvp's libcuda.so.1
-  // (cuInit) and stops at the driver's private tables, before any kernel: named at exit.
+  // (cuInit) and stops at the driver's integrity check, before any kernel: named at exit.
   const ProcessResult wrapped_static = gpuvp_run({"env", "GPUVP_WRAPPED=1", kPrograms + "/static_cudart"}, seconds(60));
-  EXPECT_NE(wrapped_static.err.find("private tables"), std::string::npos) << describe(wrapped_static);
+  EXPECT_NE(wrapped_static.err.find("an integrity check"), std::string::npos) << describe(wrapped_static);
   EXPECT_NE(wrapped_static.err.find("0 kernel launch(es)"), std::string::npos) << describe(wrapped_static);
   EXPECT_NE(wrapped_static.err.find("static_cudart is linked with the static CUDA runtime; rebuild it with `nvcc "
                                     "-cudart shared ...`"),
