@@ -47,6 +47,11 @@ class DriverState {
   static std::vector<Context*>& stack();
   // The current context, or nullptr when there is none or it was destroyed.
   Context* current() const;
+  // `context`, or the current context for nullptr; nullptr when that is no live context.
+  Context* named_or_current(CUcontext context) const {
+    Context* target = context != nullptr ? reinterpret_cast<Context*>(context) : current();
+    return target != nullptr && is_context(target) ? target : nullptr;
+  }
 };
 
 // The runtime core's error as the driver API names it.

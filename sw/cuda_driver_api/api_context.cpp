@@ -373,6 +373,16 @@ GPUVP_CU_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
   });
 }
 
+// The CUDA 13 form: the device of `context` (the current one for nullptr).
+GPUVP_CU_EXPORT CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext context) {
+  return with_driver([&](Runtime&) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (DriverState::instance().named_or_current(context) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    *device = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
 GPUVP_CU_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
   return with_context([&](Runtime&) {
     if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -384,8 +394,8 @@ GPUVP_CU_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
 GPUVP_CU_EXPORT CUresult cuCtxGetId(CUcontext context, unsigned long long* id) {
   return with_driver([&](Runtime&) {
     if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    Context* target = context != nullptr ? context_of(context) : DriverState::instance().current();
-    if (target == nullptr || !DriverState::instance().is_context(target)) return CUDA_ERROR_INVALID_CONTEXT;
+    const Context* target = DriverState::instance().named_or_current(context);
+    if (target == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     *id = target->id;
     return CUDA_SUCCESS;
   });
@@ -394,8 +404,7 @@ GPUVP_CU_EXPORT CUresult cuCtxGetId(CUcontext context, unsigned long long* id) {
 GPUVP_CU_EXPORT CUresult cuCtxGetApiVersion(CUcontext context, unsigned int* version) {
   return with_driver([&](Runtime&) {
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    Context* target = context != nullptr ? context_of(context) : DriverState::instance().current();
-    if (target == nullptr || !DriverState::instance().is_context(target)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (DriverState::instance().named_or_current(context) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     *version = static_cast<unsigned>(gpuvp::cuda_driver::kDriverVersion);
     return CUDA_SUCCESS;
   });
@@ -403,6 +412,15 @@ GPUVP_CU_EXPORT CUresult cuCtxGetApiVersion(CUcontext context, unsigned int* ver
 
 GPUVP_CU_EXPORT CUresult cuCtxSynchronize(void) {
   return with_context([&](Runtime& runtime) { return to_result(runtime.synchronize()); });
+}
+
+// The CUDA 13 form: waits for `context` (the current one for nullptr). Contexts share the
+// device channel, so that is all of the process's work.
+GPUVP_CU_EXPORT CUresult cuCtxSynchronize_v2(CUcontext context) {
+  return with_driver([&](Runtime& runtime) {
+    if (DriverState::instance().named_or_current(context) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    return to_result(runtime.synchronize());
+  });
 }
 
 GPUVP_CU_EXPORT CUresult cuCtxGetStreamPriorityRange(int* least, int* greatest) {

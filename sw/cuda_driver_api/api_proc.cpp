@@ -39,6 +39,8 @@ constexpr VersionedName kVersioned[] = {
     {"cuCtxCreate", 3020, "cuCtxCreate_v2"},
     {"cuCtxCreate", 11040, "cuCtxCreate_v3"},
     {"cuCtxCreate", 12050, "cuCtxCreate_v4"},
+    {"cuCtxGetDevice", 13000, "cuCtxGetDevice_v2"},
+    {"cuCtxSynchronize", 13000, "cuCtxSynchronize_v2"},
     {"cuCtxDestroy", 4000, "cuCtxDestroy_v2"},
     {"cuCtxPopCurrent", 4000, "cuCtxPopCurrent_v2"},
     {"cuCtxPushCurrent", 4000, "cuCtxPushCurrent_v2"},

@@ -65,6 +65,20 @@ GPUVP_CU_EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn function, vo
   });
 }
 
+// The callback gets the stream as the program named it and the status of the stream's work.
+// CUstreamCallback and cudaStreamCallback_t take the same arguments (handle, status, user data).
+GPUVP_CU_EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback function, void* user_data,
+                                             unsigned int flags) {
+  return with_context([&](Runtime& runtime) {
+    if (function == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    HostCallback callback;
+    callback.callback = reinterpret_cast<cudaStreamCallback_t>(function);
+    callback.stream = stream_handle(stream);
+    callback.user_data = user_data;
+    return to_result(runtime.launch_host_function(stream_handle(stream), callback));
+  });
+}
+
 GPUVP_CU_EXPORT CUresult cuEventCreate(CUevent* event, unsigned int flags) {
   return with_context([&](Runtime& runtime) {
     return to_result(runtime.event_create(reinterpret_cast<cudaEvent_t*>(event), flags));

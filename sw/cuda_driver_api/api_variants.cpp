@@ -57,6 +57,10 @@ GPUVP_CU_EXPORT CUresult cuStreamGetId_ptsz(CUstream stream, unsigned long long*
 GPUVP_CU_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream stream, CUhostFn function, void* user_data) {
   return cuLaunchHostFunc(per_thread(stream), function, user_data);
 }
+GPUVP_CU_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream stream, CUstreamCallback function, void* user_data,
+                                                  unsigned int flags) {
+  return cuStreamAddCallback(per_thread(stream), function, user_data, flags);
+}
 GPUVP_CU_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
   return cuEventRecord(event, per_thread(stream));
 }

@@ -10,7 +10,6 @@
 
 #include "sw/cuda_driver_api/private_tables.h"
 
-using gpuvp::cuda_driver::Context;
 using gpuvp::cuda_driver::DriverState;
 using gpuvp::cuda_driver::Runtime;
 using gpuvp::cuda_driver::to_result;
@@ -103,13 +102,9 @@ std::map<std::pair<const void*, const void*>, void*>& context_storage() {
   return storage;
 }
 
-const void* context_or_current(CUcontext context) {
-  return context != nullptr ? static_cast<const void*>(context) : DriverState::instance().current();
-}
-
 CUresult storage_put(CUcontext context, void* key, void* value, void*) {
   return with_driver([&](Runtime&) {
-    const void* owner = context_or_current(context);
+    const void* owner = DriverState::instance().named_or_current(context);
     if (owner == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     context_storage()[{owner, key}] = value;
     return CUDA_SUCCESS;
@@ -118,7 +113,7 @@ CUresult storage_put(CUcontext context, void* key, void* value, void*) {
 
 CUresult storage_delete(CUcontext context, void* key) {
   return with_driver([&](Runtime&) {
-    const void* owner = context_or_current(context);
+    const void* owner = DriverState::instance().named_or_current(context);
     if (owner == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     context_storage().erase({owner, key});
     return CUDA_SUCCESS;
@@ -128,7 +123,7 @@ CUresult storage_delete(CUcontext context, void* key) {
 CUresult storage_get(void** value, CUcontext context, void* key) {
   return with_driver([&](Runtime&) {
     if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const void* owner = context_or_current(context);
+    const void* owner = DriverState::instance().named_or_current(context);
     if (owner == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     const auto it = context_storage().find({owner, key});
     *value = it != context_storage().end() ? it->second : nullptr;

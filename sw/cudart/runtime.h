@@ -331,8 +331,8 @@ class Runtime {
 
   std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<Module>> modules_;
-  std::map<const void*, std::unique_ptr<Function>> functions_;  // by host stub
-  std::map<const void*, std::unique_ptr<Variable>> variables_;  // by host shadow
+  std::map<const void*, std::unique_ptr<Function>> functions_;  // by host stub (module_function's: by itself)
+  std::map<const void*, std::unique_ptr<Variable>> variables_;  // by host shadow (module_global's: by itself)
   std::set<std::string> unsupported_logged_;
   struct LaunchConfig {
     dim3 grid, block;

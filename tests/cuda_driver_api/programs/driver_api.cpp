@@ -133,7 +133,10 @@ int run(const char* ptx_path, const char* fatbin_path) {
   char name[256];
   CHECK_CU(cuDeviceGetName(name, sizeof name, device));
   int major = 0, minor = 0, sms = 0;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // deprecated, still exported and used
   CHECK_CU(cuDeviceComputeCapability(&major, &minor, device));
+#pragma GCC diagnostic pop
   CHECK_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
   size_t total = 0;
   CHECK_CU(cuDeviceTotalMem(&total, device));
@@ -165,7 +168,12 @@ int run(const char* ptx_path, const char* fatbin_path) {
   CUstream stream;
   CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   run_saxpy(from_ptx, stream, 3.0f);
-  run_saxpy(from_ptx, stream, -1.5f);
+  int callbacks = 0;
+  CHECK_CU(cuStreamAddCallback(
+      stream, [](CUstream, CUresult status, void* count) { *static_cast<int*>(count) += status == CUDA_SUCCESS; },
+      &callbacks, 0));
+  run_saxpy(from_ptx, stream, -1.5f);  // synchronizes the stream: the callback has run
+  CHECK(callbacks == 1);
   CUdeviceptr counter;
   size_t counter_bytes = 0;
   CHECK_CU(cuModuleGetGlobal(&counter, &counter_bytes, from_ptx, "launches_seen"));
@@ -247,6 +255,46 @@ int run(const char* ptx_path, const char* fatbin_path) {
   EXPECT_CU(cuGetProcAddress("cuNoSuchFunction", &function, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status),
             CUDA_ERROR_NOT_FOUND);
   CHECK(status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND && function == nullptr);
+  // By version: a program written for CUDA 3.2 gets cuCtxCreate's three-argument form.
+  void* create_v2 = nullptr;
+  CHECK_CU(cuGetProcAddress("cuCtxCreate", &create_v2, 3020, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+  CHECK_CU(cuGetProcAddress("cuCtxCreate", &function, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+  CHECK(function == reinterpret_cast<void*>(&cuCtxCreate) && create_v2 != function);
+  CUcontext old_style;
+  CHECK_CU(reinterpret_cast<CUresult (*)(CUcontext*, unsigned, CUdevice)>(create_v2)(&old_style, 0, device));
+  CHECK_CU(cuCtxGetCurrent(&current));
+  CHECK(current == old_style);
+  // The per-thread default stream form of cuLaunchKernel, launching saxpy on that stream.
+  void* launch_per_thread = nullptr;
+  CHECK_CU(cuGetProcAddress("cuLaunchKernel", &launch_per_thread, CUDA_VERSION,
+                            CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
+  CHECK(launch_per_thread != nullptr && launch_per_thread != reinterpret_cast<void*>(&cuLaunchKernel));
+  {
+    const std::string ptx_again = read_file(ptx_path);
+    CUmodule module;
+    CHECK_CU(cuModuleLoadData(&module, ptx_again.c_str()));
+    CHECK_CU(cuModuleGetFunction(&saxpy, module, "saxpy"));
+    std::vector<float> x(kN, 2.0f), y(kN, 1.0f);
+    CUdeviceptr dx, dy;
+    CHECK_CU(cuMemAlloc(&dx, kN * sizeof(float)));
+    CHECK_CU(cuMemAlloc(&dy, kN * sizeof(float)));
+    CHECK_CU(cuMemcpyHtoD(dx, x.data(), kN * sizeof(float)));
+    CHECK_CU(cuMemcpyHtoD(dy, y.data(), kN * sizeof(float)));
+    float a = 4.0f;
+    int n = kN;
+    void* params[] = {&a, &dx, &dy, &n};
+    using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      CUstream, void**, void**);
+    CHECK_CU(reinterpret_cast<LaunchKernel>(launch_per_thread)(saxpy, (kN + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr,
+                                                               params, nullptr));
+    CHECK_CU(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+    CHECK_CU(cuMemcpyDtoH(y.data(), dy, kN * sizeof(float)));
+    for (int i = 0; i < kN; ++i) CHECK(y[i] == 9.0f);
+    CHECK_CU(cuMemFree(dx));
+    CHECK_CU(cuMemFree(dy));
+    CHECK_CU(cuModuleUnload(module));
+  }
+  CHECK_CU(cuCtxDestroy(old_style));
   std::printf("PASS run\n");
   return 0;
 }
