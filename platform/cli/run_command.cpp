@@ -77,6 +77,7 @@ CudartLinkage cudart_linkage(const std::string& path) {
   if (!section(shstrndx, type, strtab, size, link, name)) return CudartLinkage::NotElf;
   bool has_fatbin = false;
   bool needs_cudart = false;
+  bool needs_driver = false;
   for (uint16_t i = 0; i < shnum; ++i) {
     uint64_t offset = 0;
     if (!section(i, type, offset, size, link, name)) break;
@@ -91,12 +92,14 @@ CudartLinkage cudart_linkage(const std::string& path) {
         if (!read_at(elf, entry, tag) || !read_at(elf, entry + 8, value)) break;
         if (tag == 1 /* DT_NEEDED */ && value < dynstr_size && dynstr + value < elf.size()) {
           if (std::strncmp(elf.data() + dynstr + value, "libcudart.so", 12) == 0) needs_cudart = true;
+          if (std::strncmp(elf.data() + dynstr + value, "libcuda.so", 10) == 0) needs_driver = true;
         }
       }
     }
   }
   if (needs_cudart) return CudartLinkage::Shared;
-  return has_fatbin ? CudartLinkage::Static : CudartLinkage::None;
+  if (has_fatbin) return CudartLinkage::Static;
+  return needs_driver ? CudartLinkage::Driver : CudartLinkage::None;
 }
 
 std::string cudart_directory() {
@@ -112,7 +115,8 @@ std::string cudart_directory() {
 }
 
 RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
-    : command_(app.add_subcommand("run", "run a CUDA program (built with nvcc -cudart shared) on the platform")),
+    : command_(app.add_subcommand(
+          "run", "run a CUDA program (built with nvcc -cudart shared, or using the driver API) on the platform")),
       loader_(loader) {
   config_options_.add_to(*command_, false);
   command_->add_option("--stats", stats_path_, "write the statistics JSON to this file when the program ends");
@@ -152,7 +156,9 @@ int RunCommand::execute() const {
   // any process used the platform is told when the program ends.
   if (cudart_linkage(program) == CudartLinkage::Static) {
     std::cerr << "gpuvp run: " << program_.front()
-              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace.\n"
+              << " is linked with the static CUDA runtime (nvcc's default), which gpuvp cannot replace: it "
+                 "authenticates the driver through a private integrity check that gpuvp's libcuda.so.1 cannot answer "
+                 "(sw/cuda_driver_api/README.md).\n"
                  "  Rebuild it with `nvcc -cudart shared ...` and run it again.\n";
     return 1;
   }
@@ -244,9 +250,13 @@ int RunCommand::execute() const {
             << server.kernel_report("gpuvp run: ");
   if (activity.peers_seen == 0) {
     std::cerr << "gpuvp run: note: no program connected to the platform, so nothing ran on the GPU model (a program "
-                 "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13: built with `nvcc -cudart "
-                 "shared`, not nvcc's default static runtime)\n";
-    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause.
+                 "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13, built with `nvcc -cudart "
+                 "shared`, not nvcc's default static runtime; or the driver API through gpuvp's libcuda.so.1)\n";
+  }
+  if (activity.kernels_started == 0) {
+    // A wrapped program (env VAR=x ./app) is one of the arguments: name it if it is the cause. A
+    // static-runtime program connects (its runtime calls cuInit of gpuvp's libcuda.so.1) but
+    // stops at the driver's integrity check before any kernel.
     for (size_t i = 1; i < program_.size(); ++i) {
       const std::string candidate = resolve_program(program_[i]);
       if (::access(candidate.c_str(), X_OK) == 0 && cudart_linkage(candidate) == CudartLinkage::Static) {

@@ -1,6 +1,6 @@
 // `gpuvp run [--config v100] [--set k=v]... [--stats out.json] -- ./app args...`: starts the
-// platform, runs an unmodified CUDA program (built with `nvcc -cudart shared`) against gpuvp's
-// libcudart.so.13, preserves the program's stdout, stderr and exit code, and writes statistics.
+// platform, runs an unmodified CUDA program (built with `nvcc -cudart shared`, or a driver-API
+// program) against gpuvp's libcudart.so.13 and libcuda.so.1, preserves the program's stdout, stderr and exit code, and writes statistics.
 // Tracing: `--trace out.json` (Chrome/Perfetto trace-event JSON; any other extension: compact
 // binary, see `gpuvp trace-convert`), `--trace-filter TERM` (platform/trace/trace_filter.h),
 // `--trace-summary FILE|-` (per-link counts, bytes, latency histograms), `--trace-vcd out.vcd`
@@ -41,8 +41,10 @@ class RunCommand {
   std::vector<std::string> program_;
 };
 
-// How a program links the CUDA runtime, read from its ELF file.
-enum class CudartLinkage { Shared, Static, None, NotElf };
+// How a program links CUDA, read from its ELF file: the shared runtime (libcudart.so), the
+// static runtime (a fatbin but no libcudart.so), the driver API alone (libcuda.so, no fatbin), or
+// none of them.
+enum class CudartLinkage { Shared, Static, Driver, None, NotElf };
 CudartLinkage cudart_linkage(const std::string& path);
 
 // The directory holding gpuvp's libcudart.so.13: $GPUVP_CUDART_DIR, else lib/ next to the gpuvp

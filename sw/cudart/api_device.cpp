@@ -12,29 +12,9 @@ namespace {
 constexpr int kRuntimeVersion = 13000;  // CUDART_VERSION of the headers programs are built with
 }
 
-GPUVP_EXPORT const char* cudaGetErrorName(cudaError_t error) {
-  switch (error) {
-#define GPUVP_ERROR(name, text) \
-  case name:                    \
-    return #name;
-#include "sw/cudart/error_names.inc"
-#undef GPUVP_ERROR
-    default:
-      return "cudaErrorUnknown";
-  }
-}
+GPUVP_EXPORT const char* cudaGetErrorName(cudaError_t error) { return Runtime::error_name(error); }
 
-GPUVP_EXPORT const char* cudaGetErrorString(cudaError_t error) {
-  switch (error) {
-#define GPUVP_ERROR(name, text) \
-  case name:                    \
-    return text;
-#include "sw/cudart/error_names.inc"
-#undef GPUVP_ERROR
-    default:
-      return "unrecognized error code";
-  }
-}
+GPUVP_EXPORT const char* cudaGetErrorString(cudaError_t error) { return Runtime::error_text(error); }
 
 GPUVP_EXPORT cudaError_t cudaGetLastError(void) {
   if (gpuvp::cudart::CallbackThread::on_callback_thread()) return cudaErrorNotPermitted;

@@ -174,7 +174,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
   }
   if (is_sticky(error)) {
     if (sticky_ == cudaSuccess) {
-      std::fprintf(stderr, "gpuvp: %s: %s (%s)\n", what.c_str(), completion.message.c_str(), cudaGetErrorName(error));
+      std::fprintf(stderr, "gpuvp: %s: %s (%s)\n", what.c_str(), completion.message.c_str(), error_name(error));
     }
     sticky_ = error;
   } else if (!completion.message.empty() && std::getenv("GPUVP_VERBOSE") != nullptr) {
@@ -411,6 +411,7 @@ cudaError_t Runtime::device_properties(cudaDeviceProp* prop) {
   const dev::DeviceInfo& d = info();
   std::memset(prop, 0, sizeof *prop);
   std::snprintf(prop->name, sizeof prop->name, "%.*s", static_cast<int>(sizeof d.name), d.name);
+  prop->uuid = device_uuid();
   auto a = [&](cudaDeviceAttr attr) {
     int v = 0;
     device_attribute(&v, attr);
@@ -753,6 +754,7 @@ cudaError_t Runtime::load_module(Module& module) {
   }
   if (ptx == nullptr) {
     std::fprintf(stderr, "gpuvp: the program carries no PTX (build without code=sm_XX-only -gencode options)\n");
+    module.load_message = "the image carries no PTX (gpuvp runs PTX; build without code=sm_XX-only -gencode options)";
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
   module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
@@ -779,6 +781,7 @@ cudaError_t Runtime::load_module(Module& module) {
   if (!done.ok()) {
     if (done.lost) return cudaErrorDevicesUnavailable;
     std::fprintf(stderr, "gpuvp: the platform rejected the program's PTX: %s\n", done.message.c_str());
+    module.load_message = done.message;
     return module.load_error = cudaErrorInvalidPtx;
   }
   module.handle = done.value0;
@@ -1153,7 +1156,7 @@ bool Runtime::host_fault(uint64_t address, bool write) {
   const cudaError_t error = make_host_accessible(lo, lo + page, write);
   if (error != cudaSuccess) {
     std::fprintf(stderr, "gpuvp: host access to managed memory at 0x%llx: the device could not provide the page (%s)\n",
-                 static_cast<unsigned long long>(address), cudaGetErrorName(error));
+                 static_cast<unsigned long long>(address), error_name(error));
     std::abort();
   }
   return true;

@@ -35,6 +35,7 @@ struct Module {  // one registered fatbin (one translation unit)
   uint32_t ptx_arch = 0;                 // compute_XX of the PTX loaded
   std::optional<cubin::Cubin> cubin;     // the cubin kernel resources come from (Fatbin::best_cubin)
   device::ResourceSource cubin_source = device::ResourceSource::NotTold;
+  std::string load_message;              // why the platform refused the PTX (the driver API's JIT log)
 };
 
 struct Function {
@@ -166,6 +167,8 @@ class Runtime {
   cudaError_t record(cudaError_t error);  // sets the last error when not success
   cudaError_t sticky() const { return sticky_; }
   cudaError_t take_last_error();
+  static const char* error_name(cudaError_t error);  // cudaGetErrorName's answer
+  static const char* error_text(cudaError_t error);  // cudaGetErrorString's answer
   cudaError_t peek_last_error() const { return sticky_ != cudaSuccess ? sticky_ : last_error_; }
   void log_unsupported(const char* name);
 
@@ -174,6 +177,7 @@ class Runtime {
   const device::DeviceInfo& info() const { return driver_->device_info(); }
   cudaError_t device_properties(cudaDeviceProp* prop);
   cudaError_t device_attribute(int* value, cudaDeviceAttr attr);
+  cudaUUID_t device_uuid() const;  // derived from the preset's device name: stable across runs
   // The legacy default stream for nullptr, the calling thread's per-thread default stream for
   // cudaStreamPerThread.
   static cudaStream_t per_thread(cudaStream_t stream) { return stream == nullptr ? cudaStreamPerThread : stream; }
@@ -218,6 +222,19 @@ class Runtime {
   cudaError_t occupancy(int* blocks, const void* function, int block_size, std::size_t shared);
   void push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream);
   cudaError_t pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream);
+
+  // ---- Modules loaded at run time (the driver API, sw/cuda_driver_api; runtime_modules.cpp).
+  // Loads PTX text (NUL-terminated) or a fatbin container (bare or wrapped) on the device. On
+  // failure `log` gets the reason (the platform's file:line:col message for malformed PTX).
+  cudaError_t load_image(const void* image, Module** module, std::string* log);
+  // Waits for outstanding work, then unloads; the module's functions and globals go with it.
+  cudaError_t unload_image(Module* module);
+  bool is_loaded_image(const Module* module) const;
+  // The kernel `name` of a loaded module (the same Function for the same name); launched with
+  // launch_kernel and described by function_attributes like a registered kernel.
+  cudaError_t module_function(Function** function, Module& module, const std::string& name);
+  bool is_module_function(const Function* function) const;
+  cudaError_t module_global(uint64_t* address, std::size_t* bytes, Module& module, const std::string& name);
 
   // ---- Streams and events.
   cudaError_t stream_create(cudaStream_t* stream, unsigned flags);
@@ -314,8 +331,8 @@ class Runtime {
 
   std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<Module>> modules_;
-  std::map<const void*, std::unique_ptr<Function>> functions_;  // by host stub
-  std::map<const void*, std::unique_ptr<Variable>> variables_;  // by host shadow
+  std::map<const void*, std::unique_ptr<Function>> functions_;  // by host stub (module_function's: by itself)
+  std::map<const void*, std::unique_ptr<Variable>> variables_;  // by host shadow (module_global's: by itself)
   std::set<std::string> unsupported_logged_;
   struct LaunchConfig {
     dim3 grid, block;
