@@ -259,25 +259,6 @@ int64_t pick(const Axis& axis, int k) { return axis.i[k]; }
 
 }  // namespace
 
-int coordinate_count(Geometry g) {
-  switch (g) {
-    case Geometry::k1d: return 1;
-    case Geometry::k2d: case Geometry::kA1d: return 2;
-    case Geometry::k3d: case Geometry::kA2d: case Geometry::kCube: return 3;
-    case Geometry::kACube: return 4;
-    default: return 0;
-  }
-}
-
-int vector_elements(Geometry g) {
-  switch (g) {
-    case Geometry::k1d: return 1;
-    case Geometry::k2d: case Geometry::kA1d: return 2;
-    case Geometry::k3d: case Geometry::kA2d: case Geometry::kCube: case Geometry::kACube: return 4;
-    default: return 0;
-  }
-}
-
 std::string load_header(MemoryInterface& memory, uint64_t handle, bool surface, TextureHeader* header) {
   const char* kind = surface ? "surface" : "texture";
   if (handle == 0) return std::string(kind) + " handle 0 names no " + kind + " object";

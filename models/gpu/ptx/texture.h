@@ -35,8 +35,24 @@ inline Geometry geometry_of(uint8_t mode) { return static_cast<Geometry>(mode & 
 inline uint8_t extra_of(uint8_t mode) { return static_cast<uint8_t>(mode >> 4); }
 // Coordinates the geometry takes from its coordinate vector (the layer index counts), and how
 // many elements that vector has in PTX (padded to 4 beyond 2).
-int coordinate_count(Geometry g);
-int vector_elements(Geometry g);
+// (Inline: the parser uses them, and is built alone for fuzzing.)
+inline int coordinate_count(Geometry g) {
+  switch (g) {
+    case Geometry::k1d: return 1;
+    case Geometry::k2d: case Geometry::kA1d: return 2;
+    case Geometry::k3d: case Geometry::kA2d: case Geometry::kCube: return 3;
+    case Geometry::kACube: return 4;
+    default: return 0;
+  }
+}
+inline int vector_elements(Geometry g) {
+  switch (g) {
+    case Geometry::k1d: return 1;
+    case Geometry::k2d: case Geometry::kA1d: return 2;
+    case Geometry::k3d: case Geometry::kA2d: case Geometry::kCube: case Geometry::kACube: return 4;
+    default: return 0;
+  }
+}
 
 // Reads the header at `handle`; an empty string when it is a live object of the kind asked
 // for, else why not (for the fault message).
