@@ -472,7 +472,7 @@ TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS per_thread_stream"), std::string::npos) << describe(r);
   // The one unimplemented call (twice) is named once, under its per-thread name.
-  const std::string said = "cudaMemcpy2D_ptds is not supported by the gpuvp CUDA runtime";
+  const std::string said = "cudaSignalExternalSemaphoresAsync_ptsz is not supported by the gpuvp CUDA runtime";
   EXPECT_NE(r.err.find(said), std::string::npos) << describe(r);
   const std::string any = "is not supported by the gpuvp CUDA runtime";
   EXPECT_EQ(r.err.find(any), r.err.rfind(any)) << describe(r);  // said once, and nothing else unsupported
