@@ -533,6 +533,7 @@ cudaError_t Runtime::device_properties(cudaDeviceProp* prop) {
 }
 
 cudaError_t Runtime::reset() {
+  ++reset_count_;
   if (driver_ != nullptr && sticky_ != cudaErrorDevicesUnavailable) synchronize();
   for (auto& module : modules_) {
     module->loaded = false;

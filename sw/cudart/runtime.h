@@ -182,6 +182,8 @@ class Runtime {
   // cudaStreamPerThread.
   static cudaStream_t per_thread(cudaStream_t stream) { return stream == nullptr ? cudaStreamPerThread : stream; }
   cudaError_t reset();
+  // Counts cudaDeviceReset calls: state kept beside the runtime (api_texture.cpp) is void after one.
+  uint64_t reset_count() const { return reset_count_; }
 
   // ---- Memory.
   cudaError_t malloc_device(void** ptr, std::size_t bytes);
@@ -393,6 +395,7 @@ class Runtime {
   std::set<uint64_t> mirrored_pages_;  // host pages mapped for managed memory (page addresses)
   std::map<uint64_t, uint8_t> host_pages_;  // host-accessible managed pages: kHostClean / kHostDirty
   bool revoking_ = false;                   // revoke_host_access is pushing dirty pages
+  uint64_t reset_count_ = 0;
 };
 
 }  // namespace gpuvp::cudart

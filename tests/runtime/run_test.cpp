@@ -473,7 +473,7 @@ TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS per_thread_stream"), std::string::npos) << describe(r);
   // The one unimplemented call (twice) is named once, under its per-thread name.
-  const std::string said = "cudaMemcpy2D_ptds is not supported by the gpuvp CUDA runtime";
+  const std::string said = "cudaSignalExternalSemaphoresAsync_ptsz is not supported by the gpuvp CUDA runtime";
   EXPECT_NE(r.err.find(said), std::string::npos) << describe(r);
   const std::string any = "is not supported by the gpuvp CUDA runtime";
   EXPECT_EQ(r.err.find(any), r.err.rfind(any)) << describe(r);  // said once, and nothing else unsupported
@@ -586,6 +586,55 @@ TEST(GpuvpRun, OccupancyUsesPtxasRegisterCounts) {
   EXPECT_EQ(scheduler["histograms"]["sass_arch"]["sum"], 75u);
   EXPECT_EQ(scheduler["counters"]["resources_cubin_nearest"], 1u);
   EXPECT_GT(scheduler["histograms"]["ctas_per_sm"]["sum"], 0u);
+}
+
+// ---- Textures, surfaces, CUDA arrays, pitched and 2D/3D copies (on the timing model).
+
+TEST(GpuvpRun, TexturesMatchTheCpuReference) {
+  const std::string stats = ::testing::TempDir() + "/gpuvp_run_textures.json";
+  std::remove(stats.c_str());
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/textures"}, kRunTimeout);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS textures"), std::string::npos) << describe(r);
+  // The approximate timing of texture fetches is stated in the statistics.
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  const nlohmann::json& launches = j["run"]["groups"]["gpu.command_processor"]["counters"]["texture_launches"];
+  EXPECT_GT(launches["value"].get<uint64_t>(), 10u) << launches;
+  EXPECT_NE(launches["doc"].get<std::string>().find("approximation"), std::string::npos) << launches;
+}
+
+TEST(GpuvpRun, SurfacesReadAndWrite) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/surfaces"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS surfaces"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, PitchedArrayAnd3DCopies) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/copies"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS copies"), std::string::npos) << describe(r);
+}
+
+TEST(BadInput, TextureAndSurfaceApiErrors) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/texture_bad"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS texture_bad"), std::string::npos) << describe(r);
+}
+
+// A kernel given a destroyed or wild texture handle, or writing outside a surface in trap mode,
+// faults with a message naming the handle; the platform serves the next program.
+TEST(BadInput, BadTextureHandlesFaultAndThePlatformKeepsServing) {
+  const std::string program = kPrograms + "/texture_bad";
+  const ProcessResult r = gpuvp_run({"sh", "-c", "\"$0\" destroyed && \"$0\" wild && \"$0\" trap && \"$1\"", program,
+                                     kPrograms + "/surfaces"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* mode : {"destroyed", "wild", "trap"}) {
+    EXPECT_NE(r.out.find(std::string("PASS texture_bad ") + mode), std::string::npos) << mode << "\n" << describe(r);
+  }
+  EXPECT_NE(r.err.find("names no live texture object"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("texture handle 0x123456789 names no texture object"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("is outside the 160-byte x 2 surface"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("PASS surfaces"), std::string::npos) << describe(r);
 }
 
 }  // namespace

@@ -103,6 +103,7 @@ struct CommandProcessor::Stats {
   stats::Counter* thread_instructions;
   stats::Counter* kernel_time;
   stats::Counter* timing_fallbacks;
+  stats::Counter* texture_launches;
   stats::Counter* printf_bytes;
   stats::Counter* printf_dropped;
   stats::Counter* rejected;
@@ -134,6 +135,10 @@ struct CommandProcessor::Stats {
                              "simulated time of kernels (timing model; estimated with sim.kernel_model=functional)");
     timing_fallbacks = &g.counter("timing_fallbacks", "kernel",
                                   "launches run on the functional model because a CTA did not fit the timing model's SM");
+    texture_launches = &g.counter("texture_launches", "kernel",
+                                  "launches of kernels with texture/surface instructions; each lane's fetch is timed as one "
+                                  "L1 request at its footprint's first texel (approximation: the other texels of a "
+                                  "filtered footprint are not requested)");
     printf_bytes = &g.counter("printf_bytes", "B", "device printf output delivered to printf buffers");
     printf_dropped = &g.counter("printf_dropped", "B", "device printf output dropped (buffer full or absent)");
     rejected = &g.counter("rejected_commands", "command", "commands answered with an error status");
@@ -728,6 +733,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   const uint64_t kernel_id = next_kernel_id_++;
   registry_.begin_kernel(kernel_id, kernel.name);
   ++*stats_->kernels_launched;
+  if (kernel.uses_textures) ++*stats_->texture_launches;
   ptx::LaunchResult result;
   double kernel_ps = 0;
   bool timed = false;

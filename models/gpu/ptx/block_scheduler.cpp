@@ -55,6 +55,8 @@ bool is_fence(const Instruction& inst) {
 
 uint32_t result_latency(const Instruction& inst) {
   switch (inst.opcode) {
+    case Opcode::kTex: case Opcode::kTld4: case Opcode::kSuld:
+      return kGlobalLoadLatency;
     case Opcode::kLd: case Opcode::kLdu:
       switch (inst.space) {
         case Space::kShared: return kSharedLoadLatency;
@@ -101,9 +103,11 @@ Access access_of(const Function& function, const Instruction& inst) {
     a.reads.push_back(carry);
   }
   if (inst.opcode == Opcode::kLd || inst.opcode == Opcode::kLdu || inst.opcode == Opcode::kSt ||
-      inst.opcode == Opcode::kPrefetch) {
+      inst.opcode == Opcode::kPrefetch || inst.opcode == Opcode::kTex || inst.opcode == Opcode::kTld4 ||
+      inst.opcode == Opcode::kTxq || inst.opcode == Opcode::kSuld || inst.opcode == Opcode::kSust ||
+      inst.opcode == Opcode::kSuq) {
     a.memory_spaces = space_bits(inst.space);
-    a.memory_write = inst.opcode == Opcode::kSt;
+    a.memory_write = inst.opcode == Opcode::kSt || inst.opcode == Opcode::kSust;
   }
   return a;
 }

@@ -27,6 +27,7 @@
 
 #include "models/gpu/ptx/float_util.h"
 #include "models/gpu/ptx/ir.h"
+#include "models/gpu/ptx/texture.h"
 
 namespace gpuvp::ptx {
 namespace {
@@ -1797,6 +1798,7 @@ class LaunchRun {
   // ---------------------------------------------------------------- the interpreter
   void step(Warp& warp);
   void exec_alu(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_texture(Context& c, const Instruction& inst, uint32_t mask);  // executor_texture.inc
   void exec_float_special(Context& c, const Instruction& inst, uint32_t mask);
   void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
@@ -2281,6 +2283,7 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
 }  // namespace gpuvp::ptx
 
 #include "models/gpu/ptx/executor_alu.inc"
+#include "models/gpu/ptx/executor_texture.inc"
 #include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {

@@ -66,6 +66,8 @@ enum class Opcode : uint16_t {
   kBra, kBrx, kCall, kRet, kExit, kTrap, kBrkpt, kNanosleep,
   // barriers and warp-level
   kBarSync, kBarArrive, kBarRed, kBarWarpSync, kShfl, kVote, kMatch, kActivemask, kRedux,
+  // textures and surfaces (texture.h): Instruction::mode packs geometry and variant
+  kTex, kTld4, kTxq, kSuld, kSust, kSuq,
   kCount
 };
 
@@ -165,7 +167,7 @@ constexpr int destination_operand_count(const Instruction& inst) {
     case Opcode::kSt: case Opcode::kRed: case Opcode::kBra: case Opcode::kBrx: case Opcode::kCall:
     case Opcode::kRet: case Opcode::kExit: case Opcode::kTrap: case Opcode::kBrkpt: case Opcode::kNanosleep:
     case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarWarpSync: case Opcode::kMembar:
-    case Opcode::kFence: case Opcode::kPrefetch:
+    case Opcode::kFence: case Opcode::kPrefetch: case Opcode::kSust:
       return 0;
     case Opcode::kSetp: case Opcode::kShfl:
       return 2;  // p|q, d|p

@@ -49,6 +49,9 @@ struct Kernel {
   uint32_t static_shared_bytes = 0;
   int max_threads_per_cta = 0;      // .maxntid product, 0 when not given
   uint32_t function_index = 0;      // internal: index of the function in the module
+  // It, or a function it calls, has texture or surface instructions (whose timing is
+  // approximate: see texture.h).
+  bool uses_textures = false;
 };
 
 // A module-scope .global or .const variable.

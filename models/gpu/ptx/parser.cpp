@@ -15,6 +15,7 @@
 #include "models/gpu/ptx/ir.h"
 #include "models/gpu/ptx/block_scheduler.h"
 #include "models/gpu/ptx/lexer.h"
+#include "models/gpu/ptx/texture.h"
 
 namespace gpuvp::ptx {
 
@@ -113,6 +114,8 @@ std::optional<Opcode> opcode_from_name(std::string_view name) {
       {"brkpt", Opcode::kBrkpt},   {"nanosleep", Opcode::kNanosleep}, {"bar", Opcode::kBarSync},
       {"barrier", Opcode::kBarSync}, {"shfl", Opcode::kShfl},     {"vote", Opcode::kVote},
       {"match", Opcode::kMatch},   {"activemask", Opcode::kActivemask}, {"redux", Opcode::kRedux},
+      {"tex", Opcode::kTex},       {"tld4", Opcode::kTld4},       {"txq", Opcode::kTxq},
+      {"suld", Opcode::kSuld},     {"sust", Opcode::kSust},       {"suq", Opcode::kSuq},
   };
   for (const auto& [text, op] : kOpcodes) {
     if (name == text) return op;
@@ -1039,6 +1042,10 @@ class Parser {
       } else {
         op.offset = static_cast<int64_t>(expect_integer("address"));
       }
+      if (is_punct(',')) {  // [handle, {coordinates}] of texture and surface instructions
+        next();
+        op.elements.push_back(parse_raw_operand(depth + 1));
+      }
       expect_punct(']', "to close address");
       return op;
     }
@@ -1193,6 +1200,7 @@ class Parser {
       types.push_back(*type);
       return true;
     }
+    if (is_texture_opcode(op)) return apply_texture_modifier(inst, m);
     if (op == Opcode::kSetp || op == Opcode::kSet) {
       if (auto cmp = compare_from_name(m)) {
         if (inst.compare == Compare::kNone) {
@@ -1292,6 +1300,8 @@ class Parser {
     if (m == "shiftamt") return false;
     return is_ignored_modifier(m);
   }
+
+#include "models/gpu/ptx/parser_texture.inc"
 
   // ---- decoding: operands ----
   Operand value_operand(const RawOperand& raw, Type type) {
@@ -1396,6 +1406,7 @@ class Parser {
         return op;
       }
       case RawOperand::Kind::kMemory: {
+        if (!raw.elements.empty()) fail(*raw.token, "coordinates in an address are valid only in texture and surface instructions");
         op.kind = OperandKind::kMemory;
         op.value = raw.offset;
         if (raw.name.empty()) {
@@ -1508,6 +1519,10 @@ class Parser {
     };
     const Type t = inst.type;
     const bool pred = t == Type::kPred;
+    if (is_texture_opcode(inst.opcode)) {
+      decode_texture_operands(inst, token, raw);
+      return;
+    }
     switch (inst.opcode) {
       case Opcode::kAdd: case Opcode::kSub: case Opcode::kMin: case Opcode::kMax: case Opcode::kDiv:
       case Opcode::kRem: case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kShl:
@@ -1894,6 +1909,7 @@ class Parser {
       auto offsets = layout_kernel_shared(i, k.static_shared_bytes);
       program_.kernel_shared_offsets.push_back(std::move(offsets));
       k.max_threads_per_cta = f.max_threads_per_cta;
+      k.uses_textures = reaches_texture_instruction(i);
       for (const auto& p : f.params) k.params.push_back({p.name, p.offset, p.size, p.alignment});
       program_.kernel_by_name.emplace(k.name, static_cast<uint32_t>(program_.kernels.size()));
       program_.kernels.push_back(std::move(k));

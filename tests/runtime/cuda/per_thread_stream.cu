@@ -84,8 +84,8 @@ int main() {
   second.join();
   EXPECT_CUDA(cudaProfilerStop(), cudaSuccess);
   // A per-thread variant of a function gpuvp does not implement names itself and says so.
-  EXPECT_CUDA(cudaMemcpy2D(nullptr, 0, nullptr, 0, 0, 0, cudaMemcpyHostToDevice), cudaErrorNotSupported);
-  EXPECT_CUDA(cudaMemcpy2D(nullptr, 0, nullptr, 0, 0, 0, cudaMemcpyHostToDevice), cudaErrorNotSupported);
+  EXPECT_CUDA(cudaSignalExternalSemaphoresAsync(nullptr, nullptr, 0), cudaErrorNotSupported);
+  EXPECT_CUDA(cudaSignalExternalSemaphoresAsync(nullptr, nullptr, 0), cudaErrorNotSupported);
   EXPECT_CUDA(cudaGetLastError(), cudaErrorNotSupported);
   EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
   if (failures[0] != 0 || failures[1] != 0) {
