@@ -540,6 +540,7 @@ cudaError_t Runtime::reset() {
   for (auto& entry : functions_) entry.second->resolved = false;
   for (auto& entry : variables_) entry.second->resolved = false;
   allocations_.clear();
+  heap_address_ = 0;
   host_allocations_.clear();
   host_alloc_flags_.clear();
   registered_.clear();
@@ -756,6 +757,17 @@ cudaError_t Runtime::load_module(Module& module) {
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
   module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
+  scan_device_runtime_use(module, ptx->payload);
+  if (ptx->unit != 0) {
+    uint32_t units = 0;
+    for (const FatbinEntry& entry : module.fatbin->entries) {
+      if (entry.kind == FatbinKind::Ptx && entry.unit != 0 && entry.arch == ptx->arch) ++units;
+    }
+    if (units > 1) {
+      std::fprintf(stderr, "gpuvp: warning: this -rdc=true program has %u translation units with device code; "
+                   "gpuvp loads one (unit %u) and cannot link calls between them\n", units, ptx->unit);
+    }
+  }
   module.ptx_arch = ptx->arch;
   // Kernel resources (registers, shared and local memory) come from the SASS ptxas produced, as
   // a driver reads them: the device's own architecture, else the nearest of its major. Without
@@ -783,6 +795,7 @@ cudaError_t Runtime::load_module(Module& module) {
   }
   module.handle = done.value0;
   module.loaded = true;
+  if (module.uses_device_launch) resolve_device_launch_targets(module);
   return cudaSuccess;
 }
 
@@ -865,6 +878,7 @@ bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
       return true;
     }
   }
+  if (is_device_heap(address, bytes)) return true;  // pointers kernels got from malloc
   // Module variables (__device__ globals) are device memory too.
   for (const auto& entry : variables_) {
     const Variable& v = *entry.second;
@@ -1579,6 +1593,9 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
     if (!block_address) return cudaErrorMemoryAllocation;
     args_address = *block_address;
     pending.release[0] = args_address;
+  }
+  if (function->module->uses_device_heap && heap_address_ == 0) {
+    if (const cudaError_t e = establish_device_heap(); e != cudaSuccess) return e;
   }
   if (function->module->uses_printf) {
     if (const auto buffer = driver_->allocate(printf_bytes(), 256); buffer) {
