@@ -4,6 +4,8 @@
 // and makes sure every kernel a module may launch from the device is resolved.
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "sw/cudart/runtime.h"
 
@@ -42,9 +44,47 @@ void Runtime::scan_device_runtime_use(Module& module, const std::string& ptx) {
     const std::size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
     const std::string name = line.substr(first, line.find_first_of(" \t(", first) - first);
-    if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc" || name == "__cuda_syscall_aligned_malloc") module.uses_device_heap = true;
+    if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc" || name == "__cuda_syscall_aligned_malloc" ||
+        name == "__cudaCDP2Malloc" || name == "__cudaCDP2Free") {
+      module.uses_device_heap = true;
+    }
     if (name == "__cudaCDP2LaunchDeviceV2" || name == "cudaLaunchDeviceV2") module.uses_device_launch = true;
   }
+}
+
+std::string Runtime::link_ptx_units(const Fatbin& fatbin, uint32_t arch) {
+  std::vector<const FatbinEntry*> units;
+  for (const FatbinEntry& entry : fatbin.entries) {
+    if (entry.kind == FatbinKind::Ptx && entry.unit != 0 && entry.arch == arch) units.push_back(&entry);
+  }
+  if (units.size() < 2) return {};
+  std::string linked;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const std::string& text = units[u]->payload;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      std::size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(at, end - at);
+      at = end + 1;
+      // One header for the module (a kernel another unit declares .extern keeps its declaration:
+      // it matches the definition).
+      const bool header = line.rfind(".version", 0) == 0 || line.rfind(".target", 0) == 0 ||
+                          line.rfind(".address_size", 0) == 0;
+      if (u != 0 && header) continue;
+      // nvcc names each unit's string constants $str, $str$1, ...: keep them apart.
+      if (u != 0) {
+        for (std::size_t p = line.find("$str"); p != std::string::npos; p = line.find("$str", p + 4)) {
+          const std::string tag = "$u" + std::to_string(u);
+          line.insert(p + 4, tag);
+          p += tag.size();
+        }
+      }
+      linked += line;
+      linked += '\n';
+    }
+  }
+  return linked;
 }
 
 void Runtime::resolve_device_launch_targets(Module& module) {

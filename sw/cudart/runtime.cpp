@@ -756,18 +756,11 @@ cudaError_t Runtime::load_module(Module& module) {
     std::fprintf(stderr, "gpuvp: the program carries no PTX (build without code=sm_XX-only -gencode options)\n");
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
-  module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
-  scan_device_runtime_use(module, ptx->payload);
-  if (ptx->unit != 0) {
-    uint32_t units = 0;
-    for (const FatbinEntry& entry : module.fatbin->entries) {
-      if (entry.kind == FatbinKind::Ptx && entry.unit != 0 && entry.arch == ptx->arch) ++units;
-    }
-    if (units > 1) {
-      std::fprintf(stderr, "gpuvp: warning: this -rdc=true program has %u translation units with device code; "
-                   "gpuvp loads one (unit %u) and cannot link calls between them\n", units, ptx->unit);
-    }
-  }
+  // An -rdc=true program with several translation units: their PTX linked into one module.
+  const std::string linked = ptx->unit != 0 ? link_ptx_units(*module.fatbin, ptx->arch) : std::string();
+  const std::string& ptx_text = linked.empty() ? ptx->payload : linked;
+  module.uses_printf = ptx_text.find("vprintf") != std::string::npos;
+  scan_device_runtime_use(module, ptx_text);
   module.ptx_arch = ptx->arch;
   // Kernel resources (registers, shared and local memory) come from the SASS ptxas produced, as
   // a driver reads them: the device's own architecture, else the nearest of its major. Without
@@ -784,9 +777,9 @@ cudaError_t Runtime::load_module(Module& module) {
                    "will be estimated\n", elf->arch, error.c_str());
     }
   }
-  const auto text = copy_into_window(ptx->payload.data(), ptx->payload.size());
+  const auto text = copy_into_window(ptx_text.data(), ptx_text.size());
   if (!text) return cudaErrorMemoryAllocation;
-  const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx->payload.size()));
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx_text.size()));
   driver_->release(*text);
   if (!done.ok()) {
     if (done.lost) return cudaErrorDevicesUnavailable;

@@ -388,6 +388,9 @@ class Runtime {
   cudaError_t establish_device_heap();
   // What the module's PTX needs from the device runtime (sets Module::uses_device_*).
   static void scan_device_runtime_use(Module& module, const std::string& ptx);
+  // The PTX of every prelinked translation unit of architecture `arch` as one module (empty when
+  // there is only one): the later units' headers dropped, their string constants renamed apart.
+  static std::string link_ptx_units(const Fatbin& fatbin, uint32_t arch);
   // Resolves every kernel of a module that launches kernels from the device, so that child
   // grids are sized by their SASS resources too.
   void resolve_device_launch_targets(Module& module);

@@ -60,7 +60,8 @@ class LaunchMemory final : public ptx::MemoryInterface {
 bool module_uses_heap(const ptx::LoadedModule& module) {
   using E = ptx::ir::Function::External;
   for (const auto& function : module.module().program().functions) {
-    if (function.external == E::kMalloc || function.external == E::kAlignedMalloc || function.external == E::kFree) {
+    if (function.external == E::kMalloc || function.external == E::kAlignedMalloc || function.external == E::kFree ||
+        function.external == E::kCdpMalloc || function.external == E::kCdpFree) {
       return true;
     }
   }
@@ -756,6 +757,23 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
                                                   static_cast<double>(params_.launch.launch_latency_ps));
   while (result.ok() && runtime.has_children() && !memory.is_cancelled()) {
     DeviceRuntimeService::Child child = runtime.take_child();
+    if (child.launch.kernel == nullptr) {
+      // A device-side cudaMemcpyAsync, in its place among the children (at HBM speed, read + write).
+      const ptx::DeviceLaunch& copy = child.launch;
+      std::vector<uint8_t> bytes(copy.copy_bytes);
+      if (!memory.read(copy.copy_source, bytes.data(), bytes.size()) ||
+          !memory.write(copy.copy_destination, bytes.data(), bytes.size())) {
+        result.status = ptx::LaunchStatus::kIllegalAddress;
+        result.message = "device cudaMemcpyAsync of " + std::to_string(copy.copy_bytes) + " bytes from " +
+                         hex(copy.copy_source) + " to " + hex(copy.copy_destination) + ": illegal address";
+        break;
+      }
+      *stats_->copy_d2d += copy.copy_bytes;
+      const double copy_ps = 2.0 * static_cast<double>(copy.copy_bytes) / params_.hbm.peak_bandwidth() * 1e12;
+      wait_ps(copy_ps);
+      kernel_ps += copy_ps;
+      continue;
+    }
     const ptx::Kernel& child_kernel = *child.launch.kernel;
     ptx::KernelResources child_resources;
     for (const auto& [handle, f] : context.functions) {

@@ -50,6 +50,10 @@ uint32_t DeviceRuntimeService::launch(ptx::DeviceLaunch launch) {
     memory_.release(*it);
     parameter_buffers_.erase(it);
   }
+  if (launch.kernel == nullptr) {  // a copy: checked when it runs
+    children_.push_back(Child{std::move(launch), depth_ + 1});
+    return ptx::kCudaSuccess;
+  }
   const ptx::LaunchConfig& c = launch.config;
   const uint64_t threads = c.block.count();
   if (depth_ + 1 > kMaxDeviceLaunchDepth) {
@@ -71,6 +75,8 @@ uint32_t DeviceRuntimeService::call_cycles(ptx::DeviceCall call) const {
     case ptx::DeviceCall::kMalloc:
     case ptx::DeviceCall::kAlignedMalloc:
     case ptx::DeviceCall::kFree:
+    case ptx::DeviceCall::kCudaMalloc:
+    case ptx::DeviceCall::kCudaFree:
       return static_cast<uint32_t>(std::min<uint64_t>(params_.device_malloc_cycles, UINT32_MAX));
     default:
       return 0;  // a launch's cost is the child's launch latency (gpu.device_runtime.launch_latency)

@@ -35,6 +35,10 @@ inline std::optional<Function::External> device_runtime_external(std::string_vie
       {"cudaPeekAtLastError", E::kCdpPeekAtLastError},
       {"__cudaCDP2GetDevice", E::kCdpGetDevice},
       {"cudaGetDevice", E::kCdpGetDevice},
+      {"__cudaCDP2Malloc", E::kCdpMalloc},
+      {"__cudaCDP2Free", E::kCdpFree},
+      {"__cudaCDP2MemcpyAsync", E::kCdpMemcpyAsync},
+      {"__cudaCDP2GetErrorString", E::kCdpGetErrorString},
   };
   for (const Entry& entry : kEntries) {
     if (entry.name == name) return entry.external;

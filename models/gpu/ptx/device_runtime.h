@@ -28,12 +28,18 @@ enum class DeviceCall : uint8_t {
   kGetLastError,        // cudaError_t cudaGetLastError()
   kPeekAtLastError,     // cudaError_t cudaPeekAtLastError()
   kGetDevice,           // cudaError_t cudaGetDevice(int*)
+  kCudaMalloc,          // cudaError_t cudaMalloc(void**, size_t): from the device heap, as in CUDA
+  kCudaFree,            // cudaError_t cudaFree(void*)
+  kMemcpyAsync,         // cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t, kind, stream)
+  kGetErrorString,      // const char* cudaGetErrorString(cudaError_t)
 };
 
-// A child grid a thread asked for with cudaLaunchDeviceV2.
+// A child grid a thread asked for with cudaLaunchDeviceV2, or (kernel == nullptr) a copy it asked
+// for with cudaMemcpyAsync: both are stream work that runs after the launching grid.
 struct DeviceLaunch {
   const LoadedModule* module = nullptr;
   const Kernel* kernel = nullptr;
+  uint64_t copy_destination = 0, copy_source = 0, copy_bytes = 0;  // a copy (kernel == nullptr)
   LaunchConfig config;
   std::vector<uint8_t> params;
   uint64_t stream = 0;  // the device stream handle (0: NULL stream, 3: tail launch, 4: fire-and-forget)
@@ -60,7 +66,7 @@ class DeviceRuntime {
   virtual bool free(uint64_t address) = 0;
   // A parameter buffer for a child launch of `bytes` bytes in device memory (0: none left).
   virtual uint64_t parameter_buffer(uint64_t bytes) = 0;
-  // Queues a child grid; returns a cudaError_t code (0: queued).
+  // Queues a child grid or a copy; returns a cudaError_t code (0: queued).
   virtual uint32_t launch(DeviceLaunch launch) = 0;
   // Nesting depth of the grid making the calls (0: launched by the host).
   virtual uint32_t depth() const = 0;

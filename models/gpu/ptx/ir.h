@@ -204,7 +204,7 @@ struct Function {
   enum class External : uint8_t {
     kNone, kVprintf, kAssertfail,
     kMalloc, kAlignedMalloc, kFree, kCdpGetParameterBuffer, kCdpLaunchDevice, kCdpStreamCreate, kCdpStreamDestroy,
-    kCdpGetLastError, kCdpPeekAtLastError, kCdpGetDevice,
+    kCdpGetLastError, kCdpPeekAtLastError, kCdpGetDevice, kCdpMalloc, kCdpFree, kCdpMemcpyAsync, kCdpGetErrorString,
   } external = External::kNone;
   std::vector<FunctionParam> params;
   std::vector<FunctionParam> returns;  // .func return values (frame offsets)
