@@ -791,6 +791,23 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   }
   runtime.drop_children();
   runtime.set_depth(0);
+  // The device runtime's time is an estimate: said once per platform, the first time it is used.
+  if (notice_ && timing_ != nullptr) {
+    if (!told_malloc_estimate_ && runtime_stats_->mallocs->value() + runtime_stats_->malloc_failures->value() +
+                                          runtime_stats_->frees->value() != 0) {
+      told_malloc_estimate_ = true;
+      notice_("note: in-kernel malloc/free each hold their warp a fixed " +
+              std::to_string(params_.command_processor.device_malloc_cycles) +
+              " core cycles (gpu.device_runtime.malloc_latency; allocator contention is not modelled): their time is an "
+              "estimate");
+    }
+    if (!told_launch_estimate_ && runtime_stats_->child_launches->value() != 0) {
+      told_launch_estimate_ = true;
+      notice_("note: child grids (dynamic parallelism) run after the grid that launched them, each "
+              "gpu.device_runtime.launch_latency after the previous grid; overlap with their parent is not modelled: "
+              "their time is an estimate");
+    }
+  }
 
   if (!printed.empty() && !dma_write(channel, args.printf_address, printed.data(), printed.size())) {
     return Result::error(Status::InvalidAddress, "Launch: printf buffer " + hex(args.printf_address) +

@@ -138,6 +138,8 @@ class CommandProcessor : public sc_core::sc_module {
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
   std::unique_ptr<DeviceRuntimeStats> runtime_stats_;
+  bool told_malloc_estimate_ = false;  // the notices of the device runtime's estimated time, once each
+  bool told_launch_estimate_ = false;
   KernelIncidents& incidents_of(const std::string& kernel);
   std::vector<KernelIncidents> incidents_;
   std::map<std::string, size_t> incident_index_;  // kernel name -> position in incidents_
