@@ -750,7 +750,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   double kernel_ps = 0;
   ptx::LaunchResult result = run_grid(context, module, kernel, resources, config, params, options, memory, 0, kernel_ps);
   // Child grids (dynamic parallelism) run after the grid that launched them, in the order they
-  // were launched (launches are serial steps: a fixed order), each gpu.device_runtime.launch_latency
+  // were launched (launches are serial steps: a fixed order), each gpu.device_launch.latency
   // after the previous grid ended; their children are queued behind them. The host's launch
   // completes when the last descendant has: a parent grid is complete only with its children.
   const double child_extra_ps = std::max(0.0, static_cast<double>(params_.command_processor.device_launch_latency_ps) -
@@ -798,13 +798,13 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
       told_malloc_estimate_ = true;
       notice_("note: in-kernel malloc/free each hold their warp a fixed " +
               std::to_string(params_.command_processor.device_malloc_cycles) +
-              " core cycles (gpu.device_runtime.malloc_latency; allocator contention is not modelled): their time is an "
+              " core cycles (gpu.device_malloc.latency; allocator contention is not modelled): their time is an "
               "estimate");
     }
     if (!told_launch_estimate_ && runtime_stats_->child_launches->value() != 0) {
       told_launch_estimate_ = true;
       notice_("note: child grids (dynamic parallelism) run after the grid that launched them, each "
-              "gpu.device_runtime.launch_latency after the previous grid; overlap with their parent is not modelled: "
+              "gpu.device_launch.latency after the previous grid; overlap with their parent is not modelled: "
               "their time is an estimate");
     }
   }

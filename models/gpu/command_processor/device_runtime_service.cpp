@@ -8,13 +8,13 @@ namespace gpuvp::gpu {
 DeviceRuntimeStats::DeviceRuntimeStats(stats::Registry& registry) {
   stats::Group& g = registry.group("gpu.device_runtime");
   mallocs = &g.counter("mallocs", "call",
-                       "in-kernel malloc/new calls served (each held its warp gpu.device_runtime.malloc_latency: "
+                       "in-kernel malloc/new calls served (each held its warp gpu.device_malloc.latency: "
                        "a fixed cost, an approximation)");
   malloc_failures = &g.counter("malloc_failures", "call", "in-kernel mallocs answered NULL: the heap had no room");
   frees = &g.counter("frees", "call", "in-kernel free/delete calls of a live block");
   child_launches = &g.counter("child_launches", "kernel",
                               "grids launched from device code (dynamic parallelism); each run after the grid that "
-                              "launched it, gpu.device_runtime.launch_latency later (an approximation)");
+                              "launched it, gpu.device_launch.latency later (an approximation)");
   child_launch_errors = &g.counter("child_launch_errors", "call",
                                    "device launches refused (nesting depth beyond 24, bad configuration)");
 }
@@ -79,7 +79,7 @@ uint32_t DeviceRuntimeService::call_cycles(ptx::DeviceCall call) const {
     case ptx::DeviceCall::kCudaFree:
       return static_cast<uint32_t>(std::min<uint64_t>(params_.device_malloc_cycles, UINT32_MAX));
     default:
-      return 0;  // a launch's cost is the child's launch latency (gpu.device_runtime.launch_latency)
+      return 0;  // a launch's cost is the child's launch latency (gpu.device_launch.latency)
   }
 }
 

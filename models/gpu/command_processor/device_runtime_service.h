@@ -6,8 +6,8 @@
 // (see CommandProcessor::launch for the order).
 //
 // Statistics (group gpu.device_runtime): mallocs, malloc_failures (NULL: heap exhausted), frees,
-// child_launches, child_launch_errors; each call's time is a fixed cost (the knobs
-// gpu.device_runtime.*: an approximation, no contention modelled).
+// child_launches, child_launch_errors; each call costs a fixed time (the knobs
+// gpu.device_malloc.latency, gpu.device_launch.latency: an approximation, no contention modelled).
 #pragma once
 
 #include <cstdint>
