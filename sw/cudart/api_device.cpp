@@ -114,23 +114,11 @@ GPUVP_EXPORT cudaError_t cudaRuntimeGetVersion(int* version) {
 }
 
 GPUVP_EXPORT cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
-  return with_device([&](Runtime& runtime) {
-    if (value == nullptr) return cudaErrorInvalidValue;
-    switch (limit) {
-      case cudaLimitStackSize: *value = 1024; return cudaSuccess;
-      case cudaLimitPrintfFifoSize: *value = size_t{1} << 20; return cudaSuccess;
-      case cudaLimitMallocHeapSize: *value = size_t{8} << 20; return cudaSuccess;
-      default: runtime.log_unsupported("cudaDeviceGetLimit"); return cudaErrorUnsupportedLimit;
-    }
-  });
+  return with_device([&](Runtime& runtime) { return runtime.get_limit(value, limit); });
 }
 
-GPUVP_EXPORT cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t) {
-  return with_device([&](Runtime&) {
-    return limit == cudaLimitStackSize || limit == cudaLimitPrintfFifoSize || limit == cudaLimitMallocHeapSize
-               ? cudaSuccess
-               : cudaErrorUnsupportedLimit;
-  });
+GPUVP_EXPORT cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
+  return with_device([&](Runtime& runtime) { return runtime.set_limit(limit, value); });
 }
 
 GPUVP_EXPORT cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) {

@@ -153,7 +153,24 @@ std::optional<Fatbin> parse_registered_fatbin(const void* fat_cubin, std::string
   if (magic == kFatbinWrapperMagic) {
     // struct { int magic; int version; const unsigned long long* data; void* filename_or_fatbins; }
     const void* data = load<const void*>(bytes + 8);
-    return parse_fatbin(data, 0, error);
+    std::optional<Fatbin> fatbin = parse_fatbin(data, 0, error);
+    // Version 2 (programs built with -rdc=true): the registered container holds the linked cubin
+    // only; the PTX of each translation unit is in its prelinked container, listed in a
+    // NULL-terminated array (fatbinary_section.h: filename_or_fatbins).
+    const auto* prelinked = load<const void* const*>(bytes + 16);
+    if (fatbin && load<uint32_t>(bytes + 4) == kFatbinLinkVersion && prelinked != nullptr) {
+      for (uint32_t unit = 1; prelinked[unit - 1] != nullptr && unit <= kMaxPrelinkedUnits; ++unit) {
+        std::string unit_error;
+        std::optional<Fatbin> part = parse_fatbin(prelinked[unit - 1], 0, &unit_error);
+        if (!part) continue;  // an unreadable unit contributes no PTX; the others may do
+        for (FatbinEntry& entry : part->entries) {
+          if (entry.kind != FatbinKind::Ptx) continue;
+          entry.unit = unit;
+          fatbin->entries.push_back(std::move(entry));
+        }
+      }
+    }
+    return fatbin;
   }
   if (magic == kFatbinMagic) return parse_fatbin(fat_cubin, 0, error);
   fail(error, "neither a fatbin wrapper nor a fatbin");

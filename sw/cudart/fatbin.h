@@ -16,6 +16,8 @@ namespace gpuvp::cudart {
 
 inline constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
 inline constexpr uint32_t kFatbinWrapperMagic = 0x466243B1u;  // __fatBinC_Wrapper_t
+inline constexpr uint32_t kFatbinLinkVersion = 2;   // a wrapper of an -rdc=true program's linked fatbin
+inline constexpr uint32_t kMaxPrelinkedUnits = 4096;
 
 enum class FatbinKind : uint16_t { Ptx = 1, Elf = 2 };
 
@@ -26,6 +28,7 @@ struct FatbinEntry {
   uint64_t flags = 0;
   bool compressed = false;
   std::string payload;        // decompressed; PTX text without trailing NULs
+  uint32_t unit = 0;          // 0: the registered container; n: the n-th prelinked unit (-rdc=true)
 };
 
 struct Fatbin {
@@ -49,7 +52,8 @@ struct Fatbin {
 std::optional<Fatbin> parse_fatbin(const void* data, std::size_t limit, std::string* error);
 
 // Parses the argument of __cudaRegisterFatBinary: a __fatBinC_Wrapper_t (magic, version, data
-// pointer) or a bare container.
+// pointer) or a bare container. A version-2 wrapper (-rdc=true) adds the PTX entries of its
+// prelinked translation units (FatbinEntry::unit != 0).
 std::optional<Fatbin> parse_registered_fatbin(const void* fat_cubin, std::string* error);
 
 }  // namespace gpuvp::cudart

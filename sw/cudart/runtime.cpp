@@ -542,6 +542,7 @@ cudaError_t Runtime::reset() {
   for (auto& entry : functions_) entry.second->resolved = false;
   for (auto& entry : variables_) entry.second->resolved = false;
   allocations_.clear();
+  heap_address_ = 0;
   host_allocations_.clear();
   host_alloc_flags_.clear();
   registered_.clear();
@@ -758,7 +759,11 @@ cudaError_t Runtime::load_module(Module& module) {
     module.load_message = "the image carries no PTX (gpuvp runs PTX; build without code=sm_XX-only -gencode options)";
     return module.load_error = cudaErrorNoKernelImageForDevice;
   }
-  module.uses_printf = ptx->payload.find("vprintf") != std::string::npos;
+  // An -rdc=true program with several translation units: their PTX linked into one module.
+  const std::string linked = ptx->unit != 0 ? link_ptx_units(*module.fatbin, ptx->arch) : std::string();
+  const std::string& ptx_text = linked.empty() ? ptx->payload : linked;
+  module.uses_printf = ptx_text.find("vprintf") != std::string::npos;
+  scan_device_runtime_use(module, ptx_text);
   module.ptx_arch = ptx->arch;
   // Kernel resources (registers, shared and local memory) come from the SASS ptxas produced, as
   // a driver reads them: the device's own architecture, else the nearest of its major. Without
@@ -775,9 +780,9 @@ cudaError_t Runtime::load_module(Module& module) {
                    "will be estimated\n", elf->arch, error.c_str());
     }
   }
-  const auto text = copy_into_window(ptx->payload.data(), ptx->payload.size());
+  const auto text = copy_into_window(ptx_text.data(), ptx_text.size());
   if (!text) return cudaErrorMemoryAllocation;
-  const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx->payload.size()));
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::LoadModule, *text, ptx_text.size()));
   driver_->release(*text);
   if (!done.ok()) {
     if (done.lost) return cudaErrorDevicesUnavailable;
@@ -787,6 +792,7 @@ cudaError_t Runtime::load_module(Module& module) {
   }
   module.handle = done.value0;
   module.loaded = true;
+  if (module.uses_device_launch) resolve_device_launch_targets(module);
   return cudaSuccess;
 }
 
@@ -869,6 +875,7 @@ bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
       return true;
     }
   }
+  if (is_device_heap(address, bytes)) return true;  // pointers kernels got from malloc
   // Module variables (__device__ globals) are device memory too.
   for (const auto& entry : variables_) {
     const Variable& v = *entry.second;
@@ -1583,6 +1590,9 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
     if (!block_address) return cudaErrorMemoryAllocation;
     args_address = *block_address;
     pending.release[0] = args_address;
+  }
+  if (function->module->uses_device_heap && heap_address_ == 0) {
+    if (const cudaError_t e = establish_device_heap(); e != cudaSuccess) return e;
   }
   if (function->module->uses_printf) {
     if (const auto buffer = driver_->allocate(printf_bytes(), 256); buffer) {

@@ -32,6 +32,8 @@ struct Module {  // one registered fatbin (one translation unit)
   cudaError_t load_error = cudaSuccess;
   uint64_t handle = 0;
   bool uses_printf = false;
+  bool uses_device_heap = false;    // its PTX declares malloc/free (device_runtime.cpp)
+  bool uses_device_launch = false;  // its PTX launches kernels from the device (dynamic parallelism)
   uint32_t ptx_arch = 0;                 // compute_XX of the PTX loaded
   std::optional<cubin::Cubin> cubin;     // the cubin kernel resources come from (Fatbin::best_cubin)
   device::ResourceSource cubin_source = device::ResourceSource::NotTold;
@@ -184,6 +186,9 @@ class Runtime {
   cudaError_t reset();
   // Counts cudaDeviceReset calls: state kept beside the runtime (api_texture.cpp) is void after one.
   uint64_t reset_count() const { return reset_count_; }
+  // cudaDeviceSetLimit/GetLimit (device_runtime.cpp): the device heap's size among them.
+  cudaError_t set_limit(cudaLimit limit, std::size_t value);
+  cudaError_t get_limit(std::size_t* value, cudaLimit limit);
 
   // ---- Memory.
   cudaError_t malloc_device(void** ptr, std::size_t bytes);
@@ -396,6 +401,29 @@ class Runtime {
   std::map<uint64_t, uint8_t> host_pages_;  // host-accessible managed pages: kHostClean / kHostDirty
   bool revoking_ = false;                   // revoke_host_access is pushing dirty pages
   uint64_t reset_count_ = 0;
+
+  // ---- Device runtime (device_runtime.cpp).
+  // Maps the device heap (heap_limit_ bytes) and names it to the device with DeviceHeap, before
+  // the first launch of a module that calls malloc; fixed from then on, as in CUDA.
+  cudaError_t establish_device_heap();
+  // What the module's PTX needs from the device runtime (sets Module::uses_device_*).
+  static void scan_device_runtime_use(Module& module, const std::string& ptx);
+  // The PTX of every prelinked translation unit of architecture `arch` as one module (empty when
+  // there is only one): the later units' headers dropped, their string constants renamed apart.
+  static std::string link_ptx_units(const Fatbin& fatbin, uint32_t arch);
+  // Resolves every kernel of a module that launches kernels from the device, so that child
+  // grids are sized by their SASS resources too.
+  void resolve_device_launch_targets(Module& module);
+  bool is_device_heap(uint64_t address, std::size_t bytes) const {
+    return heap_address_ != 0 && address >= heap_address_ && address - heap_address_ <= heap_limit_ &&
+           bytes <= heap_limit_ - (address - heap_address_);
+  }
+  std::size_t heap_limit_ = std::size_t{8} << 20;  // cudaLimitMallocHeapSize: CUDA's default 8 MiB
+  uint64_t heap_address_ = 0;                      // 0: not established
+  std::size_t stack_limit_ = 1024;
+  std::size_t printf_fifo_limit_ = std::size_t{1} << 20;
+  std::size_t sync_depth_limit_ = 2;        // cudaLimitDevRuntimeSyncDepth (CUDA's default)
+  std::size_t pending_launch_limit_ = 2048; // cudaLimitDevRuntimePendingLaunchCount (CUDA's default)
 };
 
 }  // namespace gpuvp::cudart

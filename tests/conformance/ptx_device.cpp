@@ -1,11 +1,14 @@
 #include "ptx_device.h"
 
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
 #include "gpuvp_workload_paths.h"
+#include "models/gpu/ptx/device_heap.h"
+#include "models/gpu/ptx/device_runtime.h"
 
 namespace gpuvp::conformance {
 
@@ -27,6 +30,26 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
+QueuedDeviceRuntime::QueuedDeviceRuntime(ptx::DeviceMemory& memory) : memory_(memory) {
+  constexpr uint64_t kHeapBytes = uint64_t{8} << 20;  // CUDA's default cudaLimitMallocHeapSize
+  heap_.reset(memory.allocate(kHeapBytes, 4096), kHeapBytes);
+}
+
+uint32_t QueuedDeviceRuntime::launch(ptx::DeviceLaunch launch) {
+  if (launch.parameter_buffer != 0) memory_.release(launch.parameter_buffer);
+  if (depth_ + 1 > 24) return ptx::kCudaErrorLaunchMaxDepthExceeded;
+  children.push_back({std::move(launch), depth_ + 1});
+  return ptx::kCudaSuccess;
+}
+
+void QueuedDeviceRuntime::copy(const ptx::DeviceLaunch& copy) {
+  std::vector<std::uint8_t> bytes(copy.copy_bytes);
+  if (!memory_.read(copy.copy_source, bytes.data(), bytes.size()) ||
+      !memory_.write(copy.copy_destination, bytes.data(), bytes.size())) {
+    throw DeviceError("device-side cudaMemcpyAsync: illegal address");
+  }
+}
+
 std::string workload_ptx_path(std::string_view workload_name) {
   return std::string(workloads::kWorkloadPtxDir) + "/" + std::string(workload_name) + ".ptx";
 }
@@ -37,7 +60,9 @@ PtxDevice::PtxDevice(const std::string& ptx_path) {
   } catch (const ptx::ParseError& error) {
     throw DeviceError(error.what());
   }
+  runtime_ = std::make_unique<QueuedDeviceRuntime>(memory_);
   ptx::ExecutorOptions options;
+  options.device_runtime = runtime_.get();
   options.printf_sink = [this](std::string_view text) { print(text); };
   options.instruction_limit = kWarpInstructionLimit;
   executor_ = std::make_unique<ptx::Executor>(memory_, options);
@@ -87,9 +112,25 @@ void PtxDevice::launch(const std::string& kernel_name, workloads::Dim3 grid, wor
   }
   const ptx::LaunchConfig config{ptx::Dim3(grid.x, grid.y, grid.z), ptx::Dim3(block.x, block.y, block.z),
                                  dynamic_shared_bytes};
-  const ptx::LaunchResult result = executor_->launch(*module_, *kernel, config, params);
+  runtime_->depth_ = 0;
+  ptx::LaunchResult result = executor_->launch(*module_, *kernel, config, params);
   ++launches_;
   thread_instructions_ += result.thread_instructions;
+  // Child grids (dynamic parallelism), in launch order, after their parent, as the platform runs them.
+  while (result.ok() && !runtime_->children.empty()) {
+    QueuedDeviceRuntime::Child child = std::move(runtime_->children.front());
+    runtime_->children.pop_front();
+    runtime_->depth_ = child.depth;
+    const ptx::DeviceLaunch& c = child.launch;
+    if (c.kernel == nullptr) {  // a device-side cudaMemcpyAsync
+      runtime_->copy(c);
+      continue;
+    }
+    result = executor_->launch(*c.module, *c.kernel, c.config, c.params);
+    ++launches_;
+    thread_instructions_ += result.thread_instructions;
+  }
+  runtime_->children.clear();
   if (!result.ok()) throw DeviceError("launch of " + kernel_name + " failed: " + result.message);
 }
 

@@ -479,6 +479,50 @@ TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   EXPECT_EQ(r.err.find(any), r.err.rfind(any)) << describe(r);  // said once, and nothing else unsupported
 }
 
+// ---- The device-side runtime: in-kernel malloc/free/new/delete, dynamic parallelism.
+
+// The program checks its own results against CPU references (heap size limit, thousands of
+// threads allocating at once, blocks read by the host, exhaustion, new/delete); the statistics
+// count every call, the same on every run (calls are served in a fixed order).
+TEST(DeviceRuntime, DeviceHeapUnderGpuvpRun) {
+  std::string previous;
+  for (int i = 0; i < 2; ++i) {
+    const std::string stats = ::testing::TempDir() + "/device_malloc_" + std::to_string(i) + ".json";
+    std::remove(stats.c_str());
+    const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/device_malloc"}, kRunTimeout);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_NE(r.out.find("PASS device_malloc"), std::string::npos) << describe(r);
+    const std::string text = slurp(stats);
+    const nlohmann::json j = nlohmann::json::parse(text);
+    const auto& counters = j["run"]["groups"]["gpu.device_runtime"]["counters"];
+    // fill: 2048; grab: 1024 of 2048 (the rest NULL); chains: 256 x 12 new.
+    EXPECT_EQ(counters["mallocs"]["value"], 2048 + 1024 + 256 * 12) << counters.dump(2);
+    EXPECT_EQ(counters["malloc_failures"]["value"], 1024) << counters.dump(2);
+    EXPECT_EQ(counters["frees"]["value"], 2048 + 1024 + 256 * 12) << counters.dump(2);
+    if (i == 1) EXPECT_EQ(without_bridge(text), previous);
+    previous = without_bridge(text);
+  }
+}
+
+// A -rdc=true program: tree sum, quicksort in device-created streams, a tail launch, the nesting
+// limit; checked by the program against CPU references, on the timing model.
+TEST(DeviceRuntime, DynamicParallelismUnderGpuvpRun) {
+  const std::string stats = ::testing::TempDir() + "/cdp.json";
+  std::remove(stats.c_str());
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/cdp"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS cdp"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("kernels ran on the timing model"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  const auto& counters = j["run"]["groups"]["gpu.device_runtime"]["counters"];
+  // tree_sum: 2 x 255 splits of 2^16 into 256-element leaves; dive: 24 levels launch, one refused.
+  EXPECT_GE(counters["child_launches"]["value"].get<uint64_t>(), 510u + 24u) << counters.dump(2);
+  EXPECT_EQ(counters["child_launch_errors"]["value"], 1) << counters.dump(2);
+  // Every child grid is a kernel launch of its own in the statistics.
+  EXPECT_EQ(j["run"]["groups"]["gpu.command_processor"]["counters"]["kernels_launched"]["value"].get<uint64_t>(),
+            4 + counters["child_launches"]["value"].get<uint64_t>());
+}
+
 // ---- Bad input and faults.
 
 // Every faulting launch is counted in the exit summary, the first fault of each kernel is shown

@@ -49,6 +49,7 @@ class TimedDevice final : public workloads::Device {
       else std::cout << t;
     };
     options_.instruction_limit = 2'000'000'000ULL;
+    options_.device_runtime = &runtime_;
   }
 
   DevicePtr malloc(std::size_t bytes) override { return memory_.allocate(bytes); }
@@ -86,9 +87,27 @@ class TimedDevice final : public workloads::Device {
     } catch (const std::invalid_argument& e) {
       throw DeviceError(e.what());
     }
-    ptx::KernelRun run(memory_, options_, *module_, *kernel,
-                       {ptx::Dim3(grid.x, grid.y, grid.z), ptx::Dim3(block.x, block.y, block.z), dynamic_shared},
-                       std::move(params));
+    runtime_.depth_ = 0;
+    ptx::LaunchResult result = run_grid(*module_, *kernel,
+                                        {ptx::Dim3(grid.x, grid.y, grid.z), ptx::Dim3(block.x, block.y, block.z), dynamic_shared},
+                                        std::move(params));
+    // Child grids (dynamic parallelism) after their parent, in launch order, as the platform runs them.
+    while (result.ok() && !runtime_.children.empty()) {
+      conformance::QueuedDeviceRuntime::Child child = std::move(runtime_.children.front());
+      runtime_.children.pop_front();
+      runtime_.depth_ = child.depth;
+      if (child.launch.kernel == nullptr) {
+        runtime_.copy(child.launch);
+        continue;
+      }
+      result = run_grid(*child.launch.module, *child.launch.kernel, child.launch.config, std::move(child.launch.params));
+    }
+    runtime_.children.clear();
+    if (!result.ok()) throw DeviceError("launch of " + name + " failed: " + result.message);
+  }
+  ptx::LaunchResult run_grid(const ptx::LoadedModule& module, const ptx::Kernel& kernel, const ptx::LaunchConfig& config,
+                             std::vector<std::uint8_t> params) {
+    ptx::KernelRun run(memory_, options_, module, kernel, config, std::move(params));
     if (run.ok()) {
       bool done = false;
       sc_core::sc_event finished;
@@ -99,7 +118,7 @@ class TimedDevice final : public workloads::Device {
     }
     const ptx::LaunchResult result = run.finish();
     warp_instructions_ += result.warp_instructions;
-    if (!result.ok()) throw DeviceError("launch of " + name + " failed: " + result.message);
+    return result;
   }
   void synchronize() override {}
   void begin_output_capture() override {
@@ -121,6 +140,7 @@ class TimedDevice final : public workloads::Device {
   GpuCore core_;
   std::vector<std::unique_ptr<testbench::MemoryTarget>> ports_;
   ptx::DeviceMemory memory_;
+  conformance::QueuedDeviceRuntime runtime_{memory_};
   std::unique_ptr<ptx::LoadedModule> module_;
   ptx::ExecutorOptions options_;
   bool capturing_ = false;

@@ -11,6 +11,7 @@
 #include "models/gpu/gpu_timing/gpu_timing.h"
 #include "models/uvm/uvm_system.h"
 #include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/ir.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "platform/clock_domains.h"
 
@@ -55,6 +56,18 @@ class LaunchMemory final : public ptx::MemoryInterface {
   const std::atomic<bool>* cancelled_;
 };
 
+// Whether a module's kernels may call malloc/free (so it needs the device heap).
+bool module_uses_heap(const ptx::LoadedModule& module) {
+  using E = ptx::ir::Function::External;
+  for (const auto& function : module.module().program().functions) {
+    if (function.external == E::kMalloc || function.external == E::kAlignedMalloc || function.external == E::kFree ||
+        function.external == E::kCdpMalloc || function.external == E::kCdpFree) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 struct CommandProcessor::Result {
@@ -78,6 +91,7 @@ struct CommandProcessor::Context {
     uint32_t max_threads = 0;        // told thread limit (0: none)
   };
   ptx::DeviceMemory memory;
+  std::unique_ptr<DeviceRuntimeService> runtime;  // malloc/free and child launches of its kernels
   std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
   std::map<uint64_t, uint64_t> managed;      // the Managed ones the GMMU tracks (timing model)
   std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
@@ -159,7 +173,7 @@ struct CommandProcessor::Stats {
 CommandProcessor::CommandProcessor(sc_core::sc_module_name name, const PlatformParams& params, stats::Registry& stats,
                                    TraceObserver* tracer)
     : sc_module(name), command_in("command_in"), dma_out("dma_out"), params_(params), registry_(stats),
-      stats_(std::make_unique<Stats>(stats)) {
+      stats_(std::make_unique<Stats>(stats)), runtime_stats_(std::make_unique<DeviceRuntimeStats>(stats)) {
   command_in.register_b_transport(this, &CommandProcessor::b_transport);
   if (params_.command_processor.kernel_model == KernelModel::kTiming) {
     timing_ = std::make_unique<GpuTiming>("timing", params_, ClockDomains::from(params_), stats, tracer);
@@ -225,6 +239,7 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
     case Opcode::MemAdvise: return mem_advise(*context, command);
     case Opcode::HostAccess: return host_access(*context, channel, command);
     case Opcode::SemaphoreSignal: return semaphore_signal(channel, command);
+    case Opcode::DeviceHeap: return device_heap(*context, command);
     case Opcode::SemaphoreWait:
     case Opcode::HostWaiting:
       return Result::error(Status::NotSupported, "queue-level command: the host interface handles it");
@@ -236,6 +251,8 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
 CommandProcessor::Result CommandProcessor::hello(uint32_t channel) {
   if (contexts_[channel] != nullptr) goodbye(channel);  // a stale context never leaks into a new one
   contexts_[channel] = std::make_unique<Context>();
+  Context& context = *contexts_[channel];
+  context.runtime = std::make_unique<DeviceRuntimeService>(context.memory, params_.command_processor, *runtime_stats_);
   ++*stats_->contexts_created;
   return Result::ok(channel);
 }
@@ -723,64 +740,79 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   options.instruction_limit = params_.command_processor.instruction_limit;
   options.sm_count = params_.sm.count;
   LaunchMemory memory(context.memory, cancelled);
-  ptx::Executor executor(memory, options);
   ptx::LaunchConfig config;
   config.grid = ptx::Dim3(args.grid[0], args.grid[1], args.grid[2]);
   config.block = ptx::Dim3(args.block[0], args.block[1], args.block[2]);
   config.dynamic_shared_bytes = args.dynamic_shared_bytes;
   config.shared_carveout_percent = static_cast<int32_t>(args.shared_carveout) - 1;
 
-  const uint64_t kernel_id = next_kernel_id_++;
-  registry_.begin_kernel(kernel_id, kernel.name);
-  ++*stats_->kernels_launched;
-  if (kernel.uses_textures) ++*stats_->texture_launches;
-  ptx::LaunchResult result;
+  // Device runtime: the heap (the host names it; a kernel calling malloc first gets the default)
+  // and the queue of child grids.
+  DeviceRuntimeService& runtime = *context.runtime;
+  if (!runtime.heap().established() && module_uses_heap(module)) establish_default_heap(context);
+  options.device_runtime = &runtime;
+  runtime.set_depth(0);
   double kernel_ps = 0;
-  bool timed = false;
-  try {
-    if (timing_ != nullptr) {
-      ptx::KernelRun run(memory, options, module, kernel, config, params);
-      run.set_resources(resources);
-      if (!told && incidents_of(kernel.name).estimated++ == 0 && notice_) {
-        notice_("warning: kernel " + kernel.name + ": registers per thread estimated from the PTX (no SASS resources "
-                "told with GetFunction, e.g. no cubin of this device's major architecture); occupancy is approximate");
+  ptx::LaunchResult result = run_grid(context, module, kernel, resources, config, params, options, memory, 0, kernel_ps);
+  // Child grids (dynamic parallelism) run after the grid that launched them, in the order they
+  // were launched (launches are serial steps: a fixed order), each gpu.device_launch.latency
+  // after the previous grid ended; their children are queued behind them. The host's launch
+  // completes when the last descendant has: a parent grid is complete only with its children.
+  const double child_extra_ps = std::max(0.0, static_cast<double>(params_.command_processor.device_launch_latency_ps) -
+                                                  static_cast<double>(params_.launch.launch_latency_ps));
+  while (result.ok() && runtime.has_children() && !memory.is_cancelled()) {
+    DeviceRuntimeService::Child child = runtime.take_child();
+    if (child.launch.kernel == nullptr) {
+      // A device-side cudaMemcpyAsync, in its place among the children (at HBM speed, read + write).
+      const ptx::DeviceLaunch& copy = child.launch;
+      std::vector<uint8_t> bytes(copy.copy_bytes);
+      if (!memory.read(copy.copy_source, bytes.data(), bytes.size()) ||
+          !memory.write(copy.copy_destination, bytes.data(), bytes.size())) {
+        result.status = ptx::LaunchStatus::kIllegalAddress;
+        result.message = "device cudaMemcpyAsync of " + std::to_string(copy.copy_bytes) + " bytes from " +
+                         hex(copy.copy_source) + " to " + hex(copy.copy_destination) + ": illegal address";
+        break;
       }
-      try {
-        kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
-        timed = true;
-        result = run.finish();
-      } catch (const std::invalid_argument& e) {
-        // Estimated registers may overstate what ptxas allocates; rather than refusing a launch
-        // real hardware may accept, run it functionally, and say so.
-        ++*stats_->timing_fallbacks;
-        KernelIncidents& incidents = incidents_of(kernel.name);
-        if (incidents.fallbacks++ == 0) {
-          incidents.fallback_reason = std::string(e.what()) + (told ? "" : " by the estimated registers");
-          if (notice_) {
-            notice_("warning: kernel " + kernel.name + " runs on the functional model, not the timing model (its time is "
-                    "an estimate): " + incidents.fallback_reason);
-          }
-        }
+      *stats_->copy_d2d += copy.copy_bytes;
+      const double copy_ps = 2.0 * static_cast<double>(copy.copy_bytes) / params_.hbm.peak_bandwidth() * 1e12;
+      wait_ps(copy_ps);
+      kernel_ps += copy_ps;
+      continue;
+    }
+    const ptx::Kernel& child_kernel = *child.launch.kernel;
+    ptx::KernelResources child_resources;
+    for (const auto& [handle, f] : context.functions) {
+      if (f.kernel == &child_kernel) {
+        child_resources = f.resources;
+        break;
       }
     }
-    if (!timed) result = executor.launch(module, kernel, config, params);
-  } catch (const std::exception& e) {
-    result.status = ptx::LaunchStatus::kInvalidInstruction;
-    result.message = e.what();
+    runtime.set_depth(child.depth);
+    double child_ps = 0;
+    result = run_grid(context, *child.launch.module, child_kernel, child_resources, child.launch.config,
+                      child.launch.params, options, memory, child_extra_ps, child_ps);
+    kernel_ps += child_ps;
+    if (!result.ok()) result.message = "(child grid at depth " + std::to_string(child.depth) + ") " + result.message;
   }
-  *stats_->warp_instructions += result.warp_instructions;
-  *stats_->thread_instructions += result.thread_instructions;
-  if (!timed) {
-    // Functional model only: one warp instruction per sub-core per cycle, plus the launch and
-    // completion latencies a timed kernel pays (gpu.launch.*).
-    const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
-    const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
-    kernel_ps = cycles / params_.sm.clock_hz * 1e12 +
-                static_cast<double>(params_.launch.launch_latency_ps + params_.launch.completion_latency_ps);
-    wait_ps(kernel_ps);
+  runtime.drop_children();
+  runtime.set_depth(0);
+  // The device runtime's time is an estimate: said once per platform, the first time it is used.
+  if (notice_ && timing_ != nullptr) {
+    if (!told_malloc_estimate_ && runtime_stats_->mallocs->value() + runtime_stats_->malloc_failures->value() +
+                                          runtime_stats_->frees->value() != 0) {
+      told_malloc_estimate_ = true;
+      notice_("note: in-kernel malloc/free each hold their warp a fixed " +
+              std::to_string(params_.command_processor.device_malloc_cycles) +
+              " core cycles (gpu.device_malloc.latency; allocator contention is not modelled): their time is an "
+              "estimate");
+    }
+    if (!told_launch_estimate_ && runtime_stats_->child_launches->value() != 0) {
+      told_launch_estimate_ = true;
+      notice_("note: child grids (dynamic parallelism) run after the grid that launched them, each "
+              "gpu.device_launch.latency after the previous grid; overlap with their parent is not modelled: "
+              "their time is an estimate");
+    }
   }
-  *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));
-  registry_.end_kernel(kernel_id);
 
   if (!printed.empty() && !dma_write(channel, args.printf_address, printed.data(), printed.size())) {
     return Result::error(Status::InvalidAddress, "Launch: printf buffer " + hex(args.printf_address) +
@@ -806,6 +838,104 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     case ptx::LaunchStatus::kMisalignedAddress: ++*stats_->kernel_faults; return Result::error(Status::IllegalAddress, result.message);
     default: ++*stats_->kernel_faults; return Result::error(Status::KernelTrap, result.message);
   }
+}
+
+ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::LoadedModule& module,
+                                             const ptx::Kernel& kernel, const ptx::KernelResources& resources,
+                                             const ptx::LaunchConfig& config, const std::vector<uint8_t>& params,
+                                             const ptx::ExecutorOptions& options, ptx::MemoryInterface& memory,
+                                             double extra_launch_ps, double& kernel_ps) {
+  (void)context;
+  const bool told = resources.source != ptx::ResourceSource::kEstimate;
+  const uint64_t kernel_id = next_kernel_id_++;
+  registry_.begin_kernel(kernel_id, kernel.name);
+  ++*stats_->kernels_launched;
+  if (kernel.uses_textures) ++*stats_->texture_launches;
+  ptx::LaunchResult result;
+  kernel_ps = 0;
+  bool timed = false;
+  try {
+    if (timing_ != nullptr) {
+      ptx::KernelRun run(memory, options, module, kernel, config, params);
+      run.set_resources(resources);
+      if (!told && incidents_of(kernel.name).estimated++ == 0 && notice_) {
+        notice_("warning: kernel " + kernel.name + ": registers per thread estimated from the PTX (no SASS resources "
+                "told with GetFunction, e.g. no cubin of this device's major architecture); occupancy is approximate");
+      }
+      try {
+        // A child grid: the device launch costs more than the host's front end already charges.
+        wait_ps(extra_launch_ps);
+        kernel_ps = extra_launch_ps + static_cast<double>(timing_->run(run, kernel_id).ps);
+        timed = true;
+        result = run.finish();
+      } catch (const std::invalid_argument& e) {
+        kernel_ps = 0;
+        // Estimated registers may overstate what ptxas allocates; rather than refusing a launch
+        // real hardware may accept, run it functionally, and say so.
+        ++*stats_->timing_fallbacks;
+        KernelIncidents& incidents = incidents_of(kernel.name);
+        if (incidents.fallbacks++ == 0) {
+          incidents.fallback_reason = std::string(e.what()) + (told ? "" : " by the estimated registers");
+          if (notice_) {
+            notice_("warning: kernel " + kernel.name + " runs on the functional model, not the timing model (its time is "
+                    "an estimate): " + incidents.fallback_reason);
+          }
+        }
+      }
+    }
+    if (!timed) {
+      ptx::Executor executor(memory, options);
+      result = executor.launch(module, kernel, config, params);
+    }
+  } catch (const std::exception& e) {
+    result.status = ptx::LaunchStatus::kInvalidInstruction;
+    result.message = e.what();
+  }
+  *stats_->warp_instructions += result.warp_instructions;
+  *stats_->thread_instructions += result.thread_instructions;
+  if (!timed) {
+    // Functional model only: one warp instruction per sub-core per cycle, plus the launch and
+    // completion latencies a timed kernel pays (gpu.launch.*).
+    const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
+    const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
+    kernel_ps = cycles / params_.sm.clock_hz * 1e12 +
+                static_cast<double>(params_.launch.launch_latency_ps + params_.launch.completion_latency_ps) +
+                extra_launch_ps;
+    wait_ps(kernel_ps);
+  }
+  *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));
+  registry_.end_kernel(kernel_id);
+  return result;
+}
+
+CommandProcessor::Result CommandProcessor::device_heap(Context& context, const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  if (context.runtime->heap().established()) {
+    return Result::error(Status::InvalidCommand, "DeviceHeap: the channel's device heap is already set (" +
+                                                     std::to_string(context.runtime->heap().bytes()) + " bytes)");
+  }
+  if (bytes < ptx::DeviceHeap::kGranule) {
+    return Result::error(Status::InvalidCommand, "DeviceHeap: " + std::to_string(bytes) + " bytes (at least 16)");
+  }
+  auto it = context.allocations.upper_bound(address);
+  if (it == context.allocations.begin() || (--it, address - it->first >= it->second) ||
+      bytes > it->second - (address - it->first)) {
+    return Result::error(Status::InvalidAddress, "DeviceHeap: " + hex(address) + " + " + std::to_string(bytes) +
+                                                     " is not inside one mapping of this channel");
+  }
+  context.runtime->heap().reset(address, bytes);
+  return Result::ok();
+}
+
+void CommandProcessor::establish_default_heap(Context& context) {
+  constexpr uint64_t kDefaultHeapBytes = uint64_t{8} << 20;  // CUDA's default cudaLimitMallocHeapSize
+  const uint64_t address = context.memory.allocate(kDefaultHeapBytes, 4096);
+  context.allocations[address] = kDefaultHeapBytes;
+  context.mapped_bytes += kDefaultHeapBytes;
+  mapped_bytes_ += kDefaultHeapBytes;
+  *stats_->bytes_mapped += kDefaultHeapBytes;
+  context.runtime->heap().reset(address, kDefaultHeapBytes);
 }
 
 KernelIncidents& CommandProcessor::incidents_of(const std::string& kernel) {

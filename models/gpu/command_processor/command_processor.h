@@ -39,6 +39,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "gpuvp/device.h"
+#include "models/gpu/command_processor/device_runtime_service.h"
 #include "models/gpu/command_processor/kernel_incidents.h"
 #include "models/gpu/command_processor/transactions.h"
 #include "models/gpu/ptx/kernel_resources.h"
@@ -104,6 +105,15 @@ class CommandProcessor : public sc_core::sc_module {
   // back to the host or are read-duplicated (unified memory).
   void host_touches_managed(Context& context, uint64_t address, uint64_t bytes, bool write);
   Result semaphore_signal(uint32_t channel, const device::Command& command);
+  Result device_heap(Context& context, const device::Command& command);
+  // Maps `bytes` for the context's device heap (the default one, when a kernel calls malloc
+  // before the host named a heap).
+  void establish_default_heap(Context& context);
+  // One grid on the timing model (or the functional one); its time in `kernel_ps`.
+  ptx::LaunchResult run_grid(Context& context, const ptx::LoadedModule& module, const ptx::Kernel& kernel,
+                             const ptx::KernelResources& resources, const ptx::LaunchConfig& config,
+                             const std::vector<uint8_t>& params, const ptx::ExecutorOptions& options,
+                             ptx::MemoryInterface& memory, double extra_launch_ps, double& kernel_ps);
 
   // Copy engine: host memory through the PCIe link, in gpu.dma.max_transfer pieces; waits for
   // each transaction's delay. False when the host memory target refused an address.
@@ -127,6 +137,9 @@ class CommandProcessor : public sc_core::sc_module {
   uint64_t next_kernel_id_ = 1;
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
+  std::unique_ptr<DeviceRuntimeStats> runtime_stats_;
+  bool told_malloc_estimate_ = false;  // the notices of the device runtime's estimated time, once each
+  bool told_launch_estimate_ = false;
   KernelIncidents& incidents_of(const std::string& kernel);
   std::vector<KernelIncidents> incidents_;
   std::map<std::string, size_t> incident_index_;  // kernel name -> position in incidents_

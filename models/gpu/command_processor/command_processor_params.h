@@ -16,6 +16,8 @@ struct CommandProcessorParams {
   uint64_t dma_transfer_bytes = 0;
   uint64_t instruction_limit = 0;
   KernelModel kernel_model = KernelModel::kTiming;
+  uint64_t device_malloc_cycles = 0;
+  uint64_t device_launch_latency_ps = 0;
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -30,6 +32,18 @@ struct CommandProcessorParams {
              {{"timing", KernelModel::kTiming}, {"functional", KernelModel::kFunctional}},
              "timing: kernels run on the cycle-level timing model (SMs, crossbar, L2, HBM), values from the "
              "functional model; functional: the PTX executor alone, time estimated");
+    // The device runtime (models/gpu/ptx/device_runtime.h): fixed costs, no contention modelled
+    // (approximations; gpu.device_runtime's statistics say so).
+    k.quantity(&CommandProcessorParams::device_malloc_cycles, "gpu.device_malloc.latency", Dimension::Cycles,
+               "2000 cycles", "0 cycles", "10000000 cycles",
+               "core cycles a warp is held by an in-kernel malloc/free/new/delete; fixed, no contention: ScatterAlloc "
+               "(Steinberger et al., InPar 2012, Fig. 3) measured the CUDA allocator at ~10^3..10^4 cycles per call "
+               "with few threads, far more under contention");
+    k.quantity(&CommandProcessorParams::device_launch_latency_ps, "gpu.device_launch.latency", Dimension::Time,
+               "5 us", "0 ps", "1 ms",
+               "dynamic parallelism: a child grid's launch -> its first CTA may be dispatched (replaces gpu.launch.latency "
+               "for child grids); order of the device-launch overheads Wang & Yalamanchili (IISWC 2014) measured on "
+               "Kepler (a few us); an approximation, no V100 figure is published");
   }
 };
 

@@ -13,6 +13,8 @@
 // Registers are structure-of-arrays per warp (register-major, 32 lanes contiguous); each
 // function owns a fixed register range, saved per lane on calls so recursion works.
 #include "models/gpu/ptx/executor.h"
+#include "models/gpu/ptx/device_heap.h"
+#include "models/gpu/ptx/device_runtime.h"
 
 #include "models/gpu/ptx/kernel_run.h"
 
@@ -23,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "models/gpu/ptx/float_util.h"
@@ -360,6 +363,7 @@ class LaunchRun {
       out->access_mask = 0;
       out->barrier_wait = false;
       out->printf = false;
+      out->runtime_call_cycles = 0;
       tls_step.out = out;
       tls_step.capture = info.access != AccessOp::kNone ? out : nullptr;
     }
@@ -1810,6 +1814,8 @@ class LaunchRun {
   void release_barrier(int id);
   void do_printf(Context& c, const Instruction& inst, int lane);
   void do_assert(Context& c, const Instruction& inst, int lane);
+  // malloc/free and the device runtime's launch calls (executor_device_calls.inc).
+  void do_device_call(Context& c, const Instruction& inst, int lane, ir::Function::External external);
   std::string read_string(Warp& warp, int lane, uint64_t address);
 
   const ir::Program& program_;
@@ -1823,6 +1829,14 @@ class LaunchRun {
   uint32_t dynamic_shared_offset_ = 0;
   const std::vector<uint32_t>* shared_offsets_ = nullptr;  // this kernel's static shared layout
   std::vector<std::string> printf_output_;
+  // Child launches between cudaGetParameterBufferV2 and cudaLaunchDeviceV2, by buffer address.
+  struct PendingChild {
+    const Kernel* kernel = nullptr;
+    LaunchConfig config;
+  };
+  std::map<uint64_t, PendingChild> pending_children_;
+  uint64_t device_streams_ = 0;  // device streams created (handles)
+  std::map<uint64_t, uint32_t> last_errors_;  // a thread's last device-runtime error (cudaGetLastError)
 };
 
 void LaunchRun::step(Warp& warp) {
@@ -1982,7 +1996,8 @@ void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, ui
   if (callee.external != ir::Function::External::kNone) {
     for_lanes(exec, [&](int lane) {
       if (callee.external == ir::Function::External::kVprintf) do_printf(c, inst, lane);
-      else do_assert(c, inst, lane);
+      else if (callee.external == ir::Function::External::kAssertfail) do_assert(c, inst, lane);
+      else do_device_call(c, inst, lane, callee.external);
     });
     advance(warp);
     return;
@@ -2284,6 +2299,7 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
 
 #include "models/gpu/ptx/executor_alu.inc"
 #include "models/gpu/ptx/executor_texture.inc"
+#include "models/gpu/ptx/executor_device_calls.inc"
 #include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {

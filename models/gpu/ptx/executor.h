@@ -143,12 +143,17 @@ struct MemoryAccess {
 };
 using MemoryObserver = std::function<void(const MemoryAccess& access)>;
 
+class DeviceRuntime;  // device_runtime.h
+
 struct ExecutorOptions {
   PrintfSink printf_sink;               // empty: printf output is discarded
   MemoryObserver memory_observer;       // empty: no per-access callback (no cost)
   uint64_t instruction_limit = 0;       // warp instructions per launch; 0 = unlimited
   uint32_t sm_count = 80;               // reported by %nsmid; %smid = cta index % sm_count
   uint32_t local_bytes_per_thread = 64 * 1024;  // call stack + .local depots
+  // Serves in-kernel malloc/free and child launches (device_runtime.h); null: malloc returns
+  // NULL, a child launch answers an error code (executor_device_calls.inc).
+  DeviceRuntime* device_runtime = nullptr;
 };
 
 class Executor {

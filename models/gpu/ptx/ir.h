@@ -201,7 +201,13 @@ struct Function {
   std::string name;
   bool is_kernel = false;
   bool is_defined = false;   // has a body (not just a prototype / .extern)
-  enum class External : uint8_t { kNone, kVprintf, kAssertfail } external = External::kNone;
+  // Built-in externals: printf, assert, and the device runtime (device_runtime.h's DeviceCall,
+  // in the same order from kMalloc on).
+  enum class External : uint8_t {
+    kNone, kVprintf, kAssertfail,
+    kMalloc, kAlignedMalloc, kFree, kCdpGetParameterBuffer, kCdpLaunchDevice, kCdpStreamCreate, kCdpStreamDestroy,
+    kCdpGetLastError, kCdpPeekAtLastError, kCdpGetDevice, kCdpMalloc, kCdpFree, kCdpMemcpyAsync, kCdpGetErrorString,
+  } external = External::kNone;
   std::vector<FunctionParam> params;
   std::vector<FunctionParam> returns;  // .func return values (frame offsets)
   uint32_t register_count = 0;

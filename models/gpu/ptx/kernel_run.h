@@ -99,6 +99,9 @@ struct StepResult {
   bool barrier_wait = false;  // lanes arrived at bar.sync/bar.red and now wait
   bool warp_exited = false;   // every thread of the warp has exited
   bool printf = false;        // device printf ran
+  // A device-runtime call (malloc, free, a child launch) ran: the timing model holds the warp
+  // this many core cycles (DeviceRuntime::call_cycles).
+  uint32_t runtime_call_cycles = 0;
 };
 
 // Per-SM staging of a step's effects outside its CTA, for a parallel step phase (issue 6):

@@ -14,6 +14,7 @@
 
 #include "models/gpu/ptx/ir.h"
 #include "models/gpu/ptx/block_scheduler.h"
+#include "models/gpu/ptx/device_calls.h"
 #include "models/gpu/ptx/lexer.h"
 #include "models/gpu/ptx/texture.h"
 
@@ -792,6 +793,7 @@ class Parser {
       f.max_threads_per_cta = max_threads;
       if (name == "vprintf") f.external = Function::External::kVprintf;
       if (name == "__assertfail") f.external = Function::External::kAssertfail;
+      if (const auto runtime = device_runtime_external(name)) f.external = *runtime;
     }
     if (is_punct(';')) {
       next();
@@ -1889,7 +1891,7 @@ class Parser {
     for (const auto& call : pending_calls_) {
       const Function& callee = program_.functions[program_.functions[call.function].body[call.instruction].operands[0].index];
       if (!callee.is_defined && callee.external == Function::External::kNone) {
-        fail(*call.token, "call to external function '" + call.name + "' which is not supported (only vprintf and __assertfail are built in)");
+        fail(*call.token, "call to external function '" + call.name + "' which is not supported (built in: vprintf, __assertfail, malloc, free, __nv_aligned_device_malloc and the CUDA 12 device runtime's launch calls)");
       }
     }
     for (const auto& reloc : pending_relocations_) {

@@ -736,6 +736,8 @@ struct Sm::Impl {
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
+    // A device-runtime call (malloc, free, a child launch) holds the warp for its cost.
+    if (step.runtime_call_cycles != 0) w.start_cycle = std::max(w.start_cycle, c + step.runtime_call_cycles);
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
       uint32_t shared = 0, global = 0, local = 0, other = 0;

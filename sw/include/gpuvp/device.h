@@ -189,6 +189,10 @@ enum class Opcode : uint32_t {
                         // d: host address that receives the range's current values (0: none).
                         // The range's managed pages go to the host (or are read-duplicated),
                         // dirty ones written back over PCIe; then the values are copied.
+  DeviceHeap = 18,      // in-kernel malloc/free are served from a: device address, b: bytes, a range
+                        // inside one MemMap of the channel (cudaLimitMallocHeapSize). Once per
+                        // channel: a second one is refused (InvalidCommand). A kernel that calls
+                        // malloc before any DeviceHeap gets a default 8 MiB heap the device maps.
 };
 
 // MemAdvise's advice: the numbering of cudaMemoryAdvise.

@@ -36,7 +36,9 @@
   X(recursion)                 \
   X(function_pointers)         \
   X(printf)                    \
-  X(device_fault)
+  X(device_fault)              \
+  X(device_heap)               \
+  X(dynamic_parallelism)
 
 namespace gpuvp::workloads {
 
