@@ -85,62 +85,6 @@ GPUVP_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t stream, int* devi
   return cudaStreamGetDevice(Runtime::per_thread(stream), device);
 }
 
-// No stream is ever capturing: graphs are not implemented (cudaStreamBeginCapture says so).
-GPUVP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return with_device([&](Runtime& runtime) {
-    unsigned flags = 0;
-    if (status == nullptr) return cudaErrorInvalidValue;
-    if (const cudaError_t e = runtime.stream_flags(stream, &flags); e != cudaSuccess) return e;
-    *status = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-  });
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return cudaStreamIsCapturing(Runtime::per_thread(stream), status);
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                  unsigned long long* id, cudaGraph_t* graph,
-                                                  const cudaGraphNode_t** dependencies,
-                                                  const cudaGraphEdgeData** edge_data, size_t* dependency_count) {
-  return with_device([&](Runtime& runtime) {
-    unsigned flags = 0;
-    if (status == nullptr) return cudaErrorInvalidValue;
-    if (const cudaError_t e = runtime.stream_flags(stream, &flags); e != cudaSuccess) return e;
-    *status = cudaStreamCaptureStatusNone;  // the other outputs are left alone when not capturing
-    (void)id;
-    (void)graph;
-    (void)dependencies;
-    (void)edge_data;
-    (void)dependency_count;
-    return cudaSuccess;
-  });
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                       unsigned long long* id, cudaGraph_t* graph,
-                                                       const cudaGraphNode_t** dependencies,
-                                                       const cudaGraphEdgeData** edge_data, size_t* dependency_count) {
-  return cudaStreamGetCaptureInfo(Runtime::per_thread(stream), status, id, graph, dependencies, edge_data,
-                                  dependency_count);
-}
-
-// The calling thread's capture interaction mode: kept per thread, as CUDA does (it matters only
-// while some stream captures, which none does here).
-GPUVP_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
-  return gpuvp::cudart::with_runtime([&](Runtime&) {
-    thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
-    if (mode == nullptr) return cudaErrorInvalidValue;
-    if (*mode != cudaStreamCaptureModeGlobal && *mode != cudaStreamCaptureModeThreadLocal &&
-        *mode != cudaStreamCaptureModeRelaxed) {
-      return cudaErrorInvalidValue;
-    }
-    std::swap(current, *mode);
-    return cudaSuccess;
-  });
-}
-
 GPUVP_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
   return with_device([&](Runtime& runtime) {
     if (fn == nullptr) return cudaErrorInvalidValue;

@@ -696,6 +696,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     return refuse(Status::InvalidLaunch, "argument buffer of " + std::to_string(args.args_bytes) + " bytes; " +
                                              kernel.name + " takes " + std::to_string(kernel.param_bytes));
   }
+  if ((args.launch_flags & ~device::kLaunchGraphNode) != 0) {
+    return refuse(Status::InvalidCommand, "unknown launch flags " + hex(args.launch_flags));
+  }
+  const bool graph_node = (args.launch_flags & device::kLaunchGraphNode) != 0;
   if (args.printf_address != 0 && args.printf_bytes == 0) {
     return refuse(Status::InvalidCommand, "printf buffer of 0 bytes");
   }
@@ -740,7 +744,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
                 "told with GetFunction, e.g. no cubin of this device's major architecture); occupancy is approximate");
       }
       try {
-        kernel_ps = static_cast<double>(timing_->run(run, kernel_id).ps);
+        kernel_ps = static_cast<double>(timing_->run(run, kernel_id, graph_node).ps);
         timed = true;
         result = run.finish();
       } catch (const std::invalid_argument& e) {
@@ -769,8 +773,8 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     // completion latencies a timed kernel pays (gpu.launch.*).
     const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
     const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
-    kernel_ps = cycles / params_.sm.clock_hz * 1e12 +
-                static_cast<double>(params_.launch.launch_latency_ps + params_.launch.completion_latency_ps);
+    const uint64_t launch_ps = graph_node ? params_.launch.graph_launch_latency_ps : params_.launch.launch_latency_ps;
+    kernel_ps = cycles / params_.sm.clock_hz * 1e12 + static_cast<double>(launch_ps + params_.launch.completion_latency_ps);
     wait_ps(kernel_ps);
   }
   *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));

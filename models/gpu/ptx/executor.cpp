@@ -1802,6 +1802,7 @@ class LaunchRun {
   void release_barrier(int id);
   void do_printf(Context& c, const Instruction& inst, int lane);
   void do_assert(Context& c, const Instruction& inst, int lane);
+  void do_set_conditional(Context& c, const Instruction& inst, int lane);
   std::string read_string(Warp& warp, int lane, uint64_t address);
 
   const ir::Program& program_;
@@ -1974,7 +1975,8 @@ void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, ui
   if (callee.external != ir::Function::External::kNone) {
     for_lanes(exec, [&](int lane) {
       if (callee.external == ir::Function::External::kVprintf) do_printf(c, inst, lane);
-      else do_assert(c, inst, lane);
+      else if (callee.external == ir::Function::External::kAssertfail) do_assert(c, inst, lane);
+      else do_set_conditional(c, inst, lane);
     });
     advance(warp);
     return;
@@ -2266,6 +2268,21 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
   std::string function = read_string(warp, lane, arg(3, 8));
   fault(warp, lane, LaunchStatus::kAssertFailed,
         file + ":" + std::to_string(line) + ": " + function + ": Assertion `" + message + "` failed,");
+}
+
+// cudaGraphSetConditional(handle, value): the handle is the address of the condition's 32-bit cell.
+void LaunchRun::do_set_conditional(Context& c, const Instruction& inst, int lane) {
+  Warp& warp = c.warp;
+  const Operand& args = inst.operands[2];
+  if (args.count != 2) {
+    fault(warp, lane, LaunchStatus::kInvalidInstruction, "cudaGraphSetConditional takes (handle, value)");
+  }
+  uint64_t handle = 0;
+  uint32_t value = 0;
+  const auto& local = warp.local[lane];
+  std::memcpy(&handle, local.data() + warp.frame_base[lane] + c.function.vector_elements[args.index].value, 8);
+  std::memcpy(&value, local.data() + warp.frame_base[lane] + c.function.vector_elements[args.index + 1].value, 4);
+  store_bytes(warp, lane, ir::Space::kGeneric, handle, &value, sizeof value, "cudaGraphSetConditional");
 }
 
 }  // namespace detail

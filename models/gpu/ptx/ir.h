@@ -199,7 +199,9 @@ struct Function {
   std::string name;
   bool is_kernel = false;
   bool is_defined = false;   // has a body (not just a prototype / .extern)
-  enum class External : uint8_t { kNone, kVprintf, kAssertfail } external = External::kNone;
+  // kGraphSetConditional: cudaGraphSetConditional(handle, value), which stores the 32-bit value at the
+  // handle (the CUDA runtime here makes a conditional handle the address of its device cell).
+  enum class External : uint8_t { kNone, kVprintf, kAssertfail, kGraphSetConditional } external = External::kNone;
   std::vector<FunctionParam> params;
   std::vector<FunctionParam> returns;  // .func return values (frame offsets)
   uint32_t register_count = 0;

@@ -789,6 +789,7 @@ class Parser {
       f.max_threads_per_cta = max_threads;
       if (name == "vprintf") f.external = Function::External::kVprintf;
       if (name == "__assertfail") f.external = Function::External::kAssertfail;
+      if (name == "cudaGraphSetConditional") f.external = Function::External::kGraphSetConditional;
     }
     if (is_punct(';')) {
       next();
@@ -1874,7 +1875,7 @@ class Parser {
     for (const auto& call : pending_calls_) {
       const Function& callee = program_.functions[program_.functions[call.function].body[call.instruction].operands[0].index];
       if (!callee.is_defined && callee.external == Function::External::kNone) {
-        fail(*call.token, "call to external function '" + call.name + "' which is not supported (only vprintf and __assertfail are built in)");
+        fail(*call.token, "call to external function '" + call.name + "' which is not supported (only vprintf, __assertfail and cudaGraphSetConditional are built in)");
       }
     }
     for (const auto& reloc : pending_relocations_) {
