@@ -230,10 +230,12 @@ cudaError_t fill_generic(Runtime& runtime, GraphNode& node, cudaGraphNodeParams*
   }
 }
 
-// After a conditional node was added: its bodies' handles in phGraph_out (the caller's array).
+// After a conditional node was added: phGraph_out points at the node's array of its bodies
+// (CUDA owns the array; it lives as long as the node).
 void report_bodies(GraphNode* node, cudaConditionalNodeParams* params) {
-  if (params->phGraph_out == nullptr) return;
-  for (std::size_t i = 0; i < node->bodies.size(); ++i) params->phGraph_out[i] = handle_of(node->bodies[i].get());
+  node->body_handles.clear();
+  for (const auto& body : node->bodies) node->body_handles.push_back(handle_of(body.get()));
+  params->phGraph_out = node->body_handles.data();
 }
 
 template <typename T, typename Get>

@@ -412,12 +412,15 @@ cudaError_t GraphAccess::begin_capture(Runtime& runtime, cudaStream_t stream_han
 
 cudaError_t GraphAccess::end_capture(Runtime& runtime, cudaStream_t stream_handle, cudaGraph_t* graph_out) {
   GraphState& s = state(runtime);
-  if (graph_out == nullptr) return cudaErrorInvalidValue;
   Stream* stream = runtime.stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
   const auto it = s.capturing.find(stream);
   if (it == s.capturing.end()) return cudaErrorIllegalState;
   CaptureSequence* sequence = it->second.sequence;
+  // Capturing into the program's graph (cudaStreamBeginCaptureToGraph) needs no graph back.
+  cudaGraph_t ignored = nullptr;
+  if (graph_out == nullptr && sequence->graph == nullptr) graph_out = &ignored;
+  if (graph_out == nullptr) return cudaErrorInvalidValue;
   if (sequence->origin != stream) return cudaErrorStreamCaptureUnmatched;
   if (sequence->mode != cudaStreamCaptureModeRelaxed && sequence->thread != std::this_thread::get_id()) {
     return cudaErrorStreamCaptureWrongThread;

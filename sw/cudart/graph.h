@@ -84,6 +84,7 @@ struct GraphNode {
   // Conditional.
   cudaGraphConditionalHandle handle = 0;
   cudaGraphConditionalNodeType condition = cudaGraphCondTypeIf;
+  std::vector<cudaGraph_t> body_handles;  // phGraph_out: CUDA's array of the bodies, kept with the node
 };
 
 struct ConditionalHandle {

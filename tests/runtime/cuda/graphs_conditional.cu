@@ -3,6 +3,7 @@
 // bodies are filled by node calls and by capturing into the body graph; a SWITCH. Added through
 // the generic cudaGraphAddNode. Results checked against the CPU.
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "check.cuh"
@@ -54,18 +55,19 @@ cudaGraphNode_t add_kernel(cudaGraph_t graph, const std::vector<cudaGraphNode_t>
   return node;
 }
 
-// A conditional node after `after`; returns its body graphs.
+// A conditional node after `after`; returns its body graphs (CUDA's array, phGraph_out).
 std::vector<cudaGraph_t> add_conditional(cudaGraph_t graph, cudaGraphNode_t after, cudaGraphConditionalHandle handle,
                                          cudaGraphConditionalNodeType type, unsigned size) {
-  std::vector<cudaGraph_t> bodies(size);
   cudaGraphNodeParams params{};
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = handle;
   params.conditional.type = type;
   params.conditional.size = size;
-  params.conditional.phGraph_out = bodies.data();
   cudaGraphNode_t node = nullptr;
   EXPECT_CUDA(cudaGraphAddNode(&node, graph, &after, nullptr, 1, &params), cudaSuccess);
+  CHECK(params.conditional.phGraph_out != nullptr, "no array of body graphs");
+  if (params.conditional.phGraph_out == nullptr) std::exit(1);
+  std::vector<cudaGraph_t> bodies(params.conditional.phGraph_out, params.conditional.phGraph_out + size);
   for (cudaGraph_t body : bodies) CHECK(body != nullptr, "no body graph");
   return bodies;
 }
