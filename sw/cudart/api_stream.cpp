@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sw/cudart/api.h"
+#include "sw/cudart/graph.h"
 
 using gpuvp::cudart::HostCallback;
 using gpuvp::cudart::Runtime;
@@ -39,8 +40,12 @@ GPUVP_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
 
 GPUVP_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { return cudaStreamQuery(Runtime::per_thread(stream)); }
 
-GPUVP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
-  return with_device([&](Runtime& runtime) { return runtime.stream_wait_event(stream, event); });
+GPUVP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return with_device([&](Runtime& runtime) {
+    if ((flags & ~static_cast<unsigned>(cudaEventWaitExternal)) != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return gpuvp::cudart::GraphAccess::capture_external_event(runtime, stream, event, false);
+    return runtime.stream_wait_event(stream, event);
+  });
 }
 
 GPUVP_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
@@ -136,8 +141,12 @@ GPUVP_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t st
   return cudaEventRecord(event, Runtime::per_thread(stream));
 }
 
-GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int) {
-  return with_device([&](Runtime& runtime) { return runtime.event_record(event, stream); });
+GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  return with_device([&](Runtime& runtime) {
+    if ((flags & ~static_cast<unsigned>(cudaEventRecordExternal)) != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return gpuvp::cudart::GraphAccess::capture_external_event(runtime, stream, event, true);
+    return runtime.event_record(event, stream);
+  });
 }
 
 GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {

@@ -372,6 +372,20 @@ cudaError_t GraphAccess::capture_graph(Runtime& runtime, const Graph& graph, cud
   return add_captured(runtime, stream, prototype);
 }
 
+cudaError_t GraphAccess::capture_external_event(Runtime& runtime, cudaStream_t stream_handle, cudaEvent_t event,
+                                                bool record) {
+  if (runtime.stream_of(stream_handle) == nullptr || runtime.event_of(event) == nullptr) {
+    return cudaErrorInvalidResourceHandle;
+  }
+  if (!runtime.capture_active_ || !captured(runtime, stream_handle)) {
+    return record ? runtime.event_record(event, stream_handle) : cudaErrorInvalidValue;
+  }
+  GraphNode prototype;
+  prototype.type = record ? cudaGraphNodeTypeEventRecord : cudaGraphNodeTypeWaitEvent;
+  prototype.event = event;
+  return add_captured(runtime, stream_handle, prototype);
+}
+
 cudaError_t GraphAccess::begin_capture(Runtime& runtime, cudaStream_t stream_handle, Graph* into,
                                        const cudaGraphNode_t* dependencies, std::size_t count,
                                        cudaStreamCaptureMode mode) {
@@ -436,23 +450,14 @@ cudaError_t GraphAccess::end_capture(Runtime& runtime, cudaStream_t stream_handl
     walk.insert(walk.end(), node->dependencies.begin(), node->dependencies.end());
   }
   bool unjoined = false;
-  for (auto entry = s.capturing.begin(); entry != s.capturing.end();) {
-    if (entry->second.sequence != sequence) {
-      ++entry;
-      continue;
-    }
-    for (const GraphNode* d : entry->second.dependencies) unjoined |= joined.count(d) == 0;
-    entry = s.capturing.erase(entry);
-  }
-  for (auto entry = s.captured_events.begin(); entry != s.captured_events.end();) {
-    entry = entry->second.sequence == sequence ? s.captured_events.erase(entry) : std::next(entry);
+  for (const auto& entry : s.capturing) {
+    if (entry.second.sequence != sequence) continue;
+    for (const GraphNode* d : entry.second.dependencies) unjoined |= joined.count(d) == 0;
   }
   const bool invalidated = sequence->invalidated;
   std::unique_ptr<Graph> graph = std::move(sequence->graph);
   Graph* target = sequence->target;
-  s.sequences.erase(std::find_if(s.sequences.begin(), s.sequences.end(),
-                                 [&](const auto& q) { return q.get() == sequence; }));
-  update_active(runtime);
+  end_sequence(runtime, sequence);
   *graph_out = nullptr;
   if (invalidated || unjoined) {
     if (graph != nullptr) forget(s, *graph);
@@ -464,6 +469,33 @@ cudaError_t GraphAccess::end_capture(Runtime& runtime, cudaStream_t stream_handl
   }
   *graph_out = reinterpret_cast<cudaGraph_t>(target);
   return cudaSuccess;
+}
+
+void GraphAccess::end_sequence(Runtime& runtime, CaptureSequence* sequence) {
+  GraphState& s = state(runtime);
+  for (auto entry = s.capturing.begin(); entry != s.capturing.end();) {
+    entry = entry->second.sequence == sequence ? s.capturing.erase(entry) : std::next(entry);
+  }
+  for (auto entry = s.captured_events.begin(); entry != s.captured_events.end();) {
+    entry = entry->second.sequence == sequence ? s.captured_events.erase(entry) : std::next(entry);
+  }
+  if (sequence->graph != nullptr) forget(s, *sequence->graph);
+  s.sequences.erase(std::find_if(s.sequences.begin(), s.sequences.end(),
+                                 [&](const auto& q) { return q.get() == sequence; }));
+  update_active(runtime);
+}
+
+void GraphAccess::forget_stream(Runtime& runtime, Stream* stream) {
+  GraphState& s = state(runtime);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) return;
+  CaptureSequence* sequence = it->second.sequence;
+  sequence->invalidated = true;
+  if (sequence->origin == stream) {
+    end_sequence(runtime, sequence);
+  } else {
+    s.capturing.erase(it);
+  }
 }
 
 cudaError_t GraphAccess::capture_info(Runtime& runtime, cudaStream_t stream_handle, cudaStreamCaptureStatus* status,
@@ -648,6 +680,19 @@ cudaError_t GraphAccess::run_copy(Runtime& runtime, const cudaMemcpy3DParms& cop
   if (e.width == 0 || e.height == 0 || e.depth == 0) return cudaSuccess;
   auto* src = static_cast<const uint8_t*>(copy.srcPtr.ptr);
   auto* dst = static_cast<uint8_t*>(copy.dstPtr.ptr);
+  // A host-to-host copy is done by the runtime, not the device: in stream order only once the
+  // stream's earlier work is done (the copy then waits for it; cudaMemcpyAsync's own H2H does not).
+  const bool host_to_host =
+      copy.kind == cudaMemcpyHostToHost ||
+      (copy.kind == cudaMemcpyDefault && !runtime.is_device_range(reinterpret_cast<uint64_t>(src), 1) &&
+       !runtime.is_device_range(reinterpret_cast<uint64_t>(dst), 1));
+  if (host_to_host) {
+    Stream* stream_of_copy = runtime.stream_of(stream);
+    const uint64_t last = runtime.last_on_queue_[stream_of_copy->queue];
+    if (last != 0) {
+      if (const cudaError_t err = runtime.wait_for(last); err != cudaSuccess) return err;
+    }
+  }
   const bool at_origin = copy.srcPos.x == 0 && copy.srcPos.y == 0 && copy.srcPos.z == 0 && copy.dstPos.x == 0 &&
                          copy.dstPos.y == 0 && copy.dstPos.z == 0;
   const bool packed = copy.srcPtr.pitch == e.width && copy.dstPtr.pitch == e.width &&

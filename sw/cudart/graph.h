@@ -201,6 +201,9 @@ class GraphAccess {
   static cudaError_t capture_malloc(Runtime& runtime, void** ptr, std::size_t bytes, cudaStream_t stream);
   static cudaError_t capture_free(Runtime& runtime, void* ptr, cudaStream_t stream);
   static cudaError_t capture_graph(Runtime& runtime, const Graph& graph, cudaStream_t stream);  // cudaGraphLaunch
+  // cudaEventRecordWithFlags(cudaEventRecordExternal) / cudaStreamWaitEvent(cudaEventWaitExternal):
+  // an event record / wait node in a capture; outside one, a plain record (a wait is refused).
+  static cudaError_t capture_external_event(Runtime& runtime, cudaStream_t stream, cudaEvent_t event, bool record);
   static cudaError_t begin_capture(Runtime& runtime, cudaStream_t stream, Graph* into, const cudaGraphNode_t* dependencies,
                                    std::size_t count, cudaStreamCaptureMode mode);
   static cudaError_t end_capture(Runtime& runtime, cudaStream_t stream, cudaGraph_t* graph);
@@ -210,6 +213,9 @@ class GraphAccess {
   static cudaError_t update_capture_dependencies(Runtime& runtime, cudaStream_t stream, cudaGraphNode_t* dependencies,
                                                  std::size_t count, unsigned flags);
   static cudaStreamCaptureMode& thread_mode();  // cudaThreadExchangeStreamCaptureMode's, per thread
+  // A capturing stream is destroyed: it leaves its capture, which is invalidated (and ended,
+  // its graph discarded, when the stream was the capture's origin).
+  static void forget_stream(Runtime& runtime, Stream* stream);
 
   // ---- Graph memory and conditional handles.
   static bool graph_memory(Runtime& runtime, const void* ptr);  // a live graph allocation
@@ -226,6 +232,7 @@ class GraphAccess {
 
  private:
   static void update_active(Runtime& runtime);
+  static void end_sequence(Runtime& runtime, CaptureSequence* sequence);  // every stream leaves it
   // Adds a node like `prototype` (its parameters moved) to the capture `stream` belongs to, after
   // the stream's dependencies, and makes it the stream's only dependency.
   static cudaError_t add_captured(Runtime& runtime, cudaStream_t stream, GraphNode& prototype);

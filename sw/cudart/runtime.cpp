@@ -1715,6 +1715,7 @@ cudaError_t Runtime::stream_create(cudaStream_t* stream, unsigned flags) {
 cudaError_t Runtime::stream_destroy(cudaStream_t stream) {
   const auto it = streams_.find(reinterpret_cast<Stream*>(stream));
   if (it == streams_.end()) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) GraphAccess::forget_stream(*this, it->first);
   streams_.erase(it);  // its queued work still completes
   return cudaSuccess;
 }
@@ -1820,6 +1821,7 @@ cudaError_t Runtime::event_record(cudaEvent_t event_handle, cudaStream_t stream_
 cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
   if (event->sequence == 0) return cudaSuccess;
   return wait_for(event->sequence);
 }
@@ -1827,6 +1829,7 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
 cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
   return query(event->sequence);
 }
 

@@ -59,10 +59,11 @@ int main() {
   EXPECT_CUDA(cudaStreamCreate(&origin), cudaSuccess);
   EXPECT_CUDA(cudaStreamCreate(&left), cudaSuccess);
   EXPECT_CUDA(cudaStreamCreate(&right), cudaSuccess);
-  cudaEvent_t fork, left_done, right_done;
+  cudaEvent_t fork, left_done, right_done, external;
   EXPECT_CUDA(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), cudaSuccess);
   EXPECT_CUDA(cudaEventCreateWithFlags(&left_done, cudaEventDisableTiming), cudaSuccess);
   EXPECT_CUDA(cudaEventCreateWithFlags(&right_done, cudaEventDisableTiming), cudaSuccess);
+  EXPECT_CUDA(cudaEventCreate(&external), cudaSuccess);
 
   // A small graph to launch into the capture (a child graph node there).
   cudaGraph_t doubling = nullptr;
@@ -98,6 +99,7 @@ int main() {
   EXPECT_CUDA(cudaEventRecord(right_done, right), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(origin, left_done, 0), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(origin, right_done, 0), cudaSuccess);
+  EXPECT_CUDA(cudaEventQuery(left_done), cudaErrorCapturedEvent);  // recorded in the capture: no work to ask about
   unsigned long long id = 0;
   cudaGraph_t capturing_graph = nullptr;
   const cudaGraphNode_t* dependencies = nullptr;
@@ -111,6 +113,7 @@ int main() {
   EXPECT_CUDA(cudaGraphLaunch(doubling_exec, origin), cudaSuccess);  // a child graph node
   EXPECT_CUDA(cudaMemcpyAsync(pinned, sum, kN * sizeof(int), cudaMemcpyDeviceToHost, origin), cudaSuccess);
   EXPECT_CUDA(cudaLaunchHostFunc(origin, after_copy, nullptr), cudaSuccess);
+  EXPECT_CUDA(cudaEventRecordWithFlags(external, origin, cudaEventRecordExternal), cudaSuccess);  // a node
   cudaGraph_t graph = nullptr;
   EXPECT_CUDA(cudaStreamEndCapture(origin, &graph), cudaSuccess);
   EXPECT_CUDA(cudaStreamIsCapturing(left, &status), cudaSuccess);
@@ -119,7 +122,7 @@ int main() {
 
   size_t count = 0;
   EXPECT_CUDA(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
-  CHECK(count == 10, "%zu captured nodes", count);  // alloc fill copy free, memset fill, add graph copy host
+  CHECK(count == 11, "%zu captured nodes", count);  // alloc fill copy free, memset fill, add graph copy host record
   std::vector<cudaGraphNode_t> nodes(count);
   EXPECT_CUDA(cudaGraphGetNodes(graph, nodes.data(), &count), cudaSuccess);
   int kinds[16] = {};
@@ -130,7 +133,8 @@ int main() {
   }
   CHECK(kinds[cudaGraphNodeTypeKernel] == 3 && kinds[cudaGraphNodeTypeMemcpy] == 2 && kinds[cudaGraphNodeTypeMemset] == 1 &&
             kinds[cudaGraphNodeTypeHost] == 1 && kinds[cudaGraphNodeTypeGraph] == 1 &&
-            kinds[cudaGraphNodeTypeMemAlloc] == 1 && kinds[cudaGraphNodeTypeMemFree] == 1,
+            kinds[cudaGraphNodeTypeMemAlloc] == 1 && kinds[cudaGraphNodeTypeMemFree] == 1 &&
+            kinds[cudaGraphNodeTypeEventRecord] == 1,
         "captured node types");
   size_t roots = 0;
   EXPECT_CUDA(cudaGraphGetRootNodes(graph, nullptr, &roots), cudaSuccess);
@@ -140,6 +144,7 @@ int main() {
   EXPECT_CUDA(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   for (int launch = 1; launch <= 3; ++launch) {
     EXPECT_CUDA(cudaGraphLaunch(exec, origin), cudaSuccess);
+    EXPECT_CUDA(cudaEventSynchronize(external), cudaSuccess);  // recorded by the graph's event record node
     EXPECT_CUDA(cudaStreamSynchronize(origin), cudaSuccess);
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == 2 * ((10 + i) + (1000 + i));
@@ -206,6 +211,15 @@ int main() {
   twice<<<blocks, kThreads, 0, origin>>>(sum, kN);
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaSuccess);
   EXPECT_CUDA(cudaGraphDestroy(invalid), cudaSuccess);
+  EXPECT_CUDA(cudaFree(p), cudaSuccess);
+
+  // A capturing stream destroyed: its capture ends with it (nothing is forbidden afterwards).
+  cudaStream_t doomed;
+  EXPECT_CUDA(cudaStreamCreate(&doomed), cudaSuccess);
+  EXPECT_CUDA(cudaStreamBeginCapture(doomed, cudaStreamCaptureModeGlobal), cudaSuccess);
+  twice<<<blocks, kThreads, 0, doomed>>>(sum, kN);
+  EXPECT_CUDA(cudaStreamDestroy(doomed), cudaSuccess);
+  EXPECT_CUDA(cudaMalloc(&p, 256), cudaSuccess);
   EXPECT_CUDA(cudaFree(p), cudaSuccess);
 
   // Nothing captured ran: the last launch's result is still there.
