@@ -983,8 +983,10 @@ GPUVP_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t exec_handle, unsi
 
 GPUVP_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec_handle) {
   return with_runtime([&](Runtime& runtime) {
-    if (exec_of(runtime, exec_handle) == nullptr) return cudaErrorInvalidValue;
-    state(runtime).execs.erase(reinterpret_cast<GraphExec*>(exec_handle));  // launched work keeps running
+    GraphExec* exec = exec_of(runtime, exec_handle);
+    if (exec == nullptr) return cudaErrorInvalidValue;
+    GraphAccess::release_lanes(runtime, *exec);
+    state(runtime).execs.erase(exec);  // launched work keeps running
     return cudaSuccess;
   });
 }

@@ -750,53 +750,152 @@ cudaError_t GraphAccess::run_memset(Runtime& runtime, const cudaMemsetParams& m,
   return cudaSuccess;
 }
 
+cudaError_t GraphAccess::run_node(Runtime& runtime, const GraphNode& node, cudaStream_t stream) {
+  if (!node.enabled) return cudaSuccess;
+  switch (node.type) {
+    case cudaGraphNodeTypeKernel:
+      return runtime.launch_kernel(node.function, node.grid, node.block, const_cast<void**>(node.argument_pointers.data()),
+                                   node.shared_bytes, stream, true);
+    case cudaGraphNodeTypeMemcpy: return run_copy(runtime, node.copy, stream);
+    case cudaGraphNodeTypeMemset: return run_memset(runtime, node.memset, stream);
+    case cudaGraphNodeTypeHost: {
+      HostCallback callback;
+      callback.host_fn = node.host_fn;
+      callback.user_data = node.user_data;
+      return runtime.launch_host_function(stream, callback);
+    }
+    case cudaGraphNodeTypeGraph: return run_graph(runtime, *node.bodies[0], stream);
+    case cudaGraphNodeTypeWaitEvent: return runtime.stream_wait_event(stream, node.event);
+    case cudaGraphNodeTypeEventRecord: return runtime.event_record(node.event, stream);
+    case cudaGraphNodeTypeConditional: {
+      GraphState& s = state(runtime);
+      const auto handle = s.handles.find(node.handle);
+      if (handle == s.handles.end()) return cudaErrorInvalidValue;
+      Stream& on = *runtime.stream_of(stream);
+      unsigned value = 0;
+      cudaError_t e = cudaSuccess;
+      if (node.condition == cudaGraphCondTypeWhile) {
+        while ((e = read_cell(runtime, handle->second->address, on, &value)) == cudaSuccess && value != 0) {
+          if ((e = run_graph(runtime, *node.bodies[0], stream)) != cudaSuccess) break;
+        }
+        return e;
+      }
+      if ((e = read_cell(runtime, handle->second->address, on, &value)) != cudaSuccess) return e;
+      std::size_t body = node.bodies.size();  // none
+      if (node.condition == cudaGraphCondTypeIf) body = value != 0 ? 0 : 1;
+      if (node.condition == cudaGraphCondTypeSwitch) body = value;
+      return body < node.bodies.size() ? run_graph(runtime, *node.bodies[body], stream) : cudaSuccess;
+    }
+    default: return cudaSuccess;  // empty, memory allocation and free nodes: nothing to do at launch
+  }
+}
+
 cudaError_t GraphAccess::run_graph(Runtime& runtime, const Graph& graph, cudaStream_t stream) {
-  GraphState& s = state(runtime);
   std::vector<GraphNode*> order;
   if (!topological_order(graph, &order)) return cudaErrorInvalidValue;
   for (GraphNode* node : order) {
-    if (!node->enabled) continue;
-    cudaError_t e = cudaSuccess;
-    switch (node->type) {
-      case cudaGraphNodeTypeKernel:
-        e = runtime.launch_kernel(node->function, node->grid, node->block, node->argument_pointers.data(),
-                                  node->shared_bytes, stream, true);
-        break;
-      case cudaGraphNodeTypeMemcpy: e = run_copy(runtime, node->copy, stream); break;
-      case cudaGraphNodeTypeMemset: e = run_memset(runtime, node->memset, stream); break;
-      case cudaGraphNodeTypeHost: {
-        HostCallback callback;
-        callback.host_fn = node->host_fn;
-        callback.user_data = node->user_data;
-        e = runtime.launch_host_function(stream, callback);
-        break;
-      }
-      case cudaGraphNodeTypeGraph: e = run_graph(runtime, *node->bodies[0], stream); break;
-      case cudaGraphNodeTypeWaitEvent: e = runtime.stream_wait_event(stream, node->event); break;
-      case cudaGraphNodeTypeEventRecord: e = runtime.event_record(node->event, stream); break;
-      case cudaGraphNodeTypeConditional: {
-        const auto handle = s.handles.find(node->handle);
-        if (handle == s.handles.end()) return cudaErrorInvalidValue;
-        Stream& on = *runtime.stream_of(stream);
-        unsigned value = 0;
-        if (node->condition == cudaGraphCondTypeWhile) {
-          while ((e = read_cell(runtime, handle->second->address, on, &value)) == cudaSuccess && value != 0) {
-            if ((e = run_graph(runtime, *node->bodies[0], stream)) != cudaSuccess) break;
-          }
-          break;
-        }
-        if ((e = read_cell(runtime, handle->second->address, on, &value)) != cudaSuccess) break;
-        std::size_t body = node->bodies.size();  // none
-        if (node->condition == cudaGraphCondTypeIf) body = value != 0 ? 0 : 1;
-        if (node->condition == cudaGraphCondTypeSwitch) body = value;
-        if (body < node->bodies.size()) e = run_graph(runtime, *node->bodies[body], stream);
-        break;
-      }
-      default: break;  // empty, memory allocation and free nodes: nothing to do at launch
-    }
-    if (e != cudaSuccess) return e;
+    if (const cudaError_t e = run_node(runtime, *node, stream); e != cudaSuccess) return e;
   }
   return cudaSuccess;
+}
+
+namespace {
+
+// One root, and no node with more than one dependency or dependent.
+bool is_chain(const Graph& graph) {
+  std::size_t roots = 0;
+  for (const auto& node : graph.nodes) {
+    if (node->dependencies.size() > 1 || node->dependents.size() > 1) return false;
+    roots += node->dependencies.empty() ? 1 : 0;
+  }
+  return roots <= 1;
+}
+
+}  // namespace
+
+cudaError_t GraphAccess::run_parallel(Runtime& runtime, GraphExec& exec, cudaStream_t stream) {
+  const Graph& graph = *exec.graph;
+  std::vector<GraphNode*> order;
+  if (!topological_order(graph, &order)) return cudaErrorInvalidValue;
+  // Lanes: a node continues the lane of a dependency it directly follows, else takes a new lane,
+  // else (all kMaxLanes taken) the lane whose last node came first in the order.
+  constexpr std::size_t kMaxLanes = 4;
+  std::map<const GraphNode*, std::size_t> position, lane_of;
+  std::vector<const GraphNode*> tail;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const GraphNode* node = order[i];
+    position[node] = i;
+    std::size_t lane = tail.size();
+    for (const GraphNode* d : node->dependencies) {
+      if (tail[lane_of[d]] == d) {
+        lane = lane_of[d];
+        break;
+      }
+    }
+    if (lane == tail.size()) {
+      if (tail.size() < kMaxLanes) {
+        tail.push_back(nullptr);
+      } else {
+        lane = 0;
+        for (std::size_t l = 1; l < tail.size(); ++l) {
+          if (position[tail[l]] < position[tail[lane]]) lane = l;
+        }
+      }
+    }
+    lane_of[node] = lane;
+    tail[lane] = node;
+  }
+  // The streams and events, made on the first launch that needs them.
+  auto event = [&](cudaEvent_t* made) {
+    return *made != nullptr ? cudaSuccess : runtime.event_create(made, cudaEventDisableTiming);
+  };
+  while (exec.lanes.size() < tail.size()) {
+    cudaStream_t lane = nullptr;
+    if (const cudaError_t e = runtime.stream_create(&lane, cudaStreamNonBlocking); e != cudaSuccess) return e;
+    exec.lanes.push_back(lane);
+    exec.lane_done.push_back(nullptr);
+  }
+  if (const cudaError_t e = event(&exec.start); e != cudaSuccess) return e;
+  if (const cudaError_t e = runtime.event_record(exec.start, stream); e != cudaSuccess) return e;
+  for (std::size_t l = 0; l < tail.size(); ++l) {
+    if (const cudaError_t e = runtime.stream_wait_event(exec.lanes[l], exec.start); e != cudaSuccess) return e;
+  }
+  for (const GraphNode* node : order) {
+    cudaStream_t lane = exec.lanes[lane_of[node]];
+    for (const GraphNode* d : node->dependencies) {
+      if (lane_of[d] == lane_of[node]) continue;  // earlier on the same lane: in order already
+      if (const cudaError_t e = runtime.stream_wait_event(lane, exec.node_done[d]); e != cudaSuccess) return e;
+    }
+    if (const cudaError_t e = run_node(runtime, *node, lane); e != cudaSuccess) return e;
+    bool signals = false;
+    for (const GraphNode* d : node->dependents) signals |= lane_of[d] != lane_of[node];
+    if (signals) {
+      if (const cudaError_t e = event(&exec.node_done[node]); e != cudaSuccess) return e;
+      if (const cudaError_t e = runtime.event_record(exec.node_done[node], lane); e != cudaSuccess) return e;
+    }
+  }
+  // The launching stream's later work waits for every lane.
+  for (std::size_t l = 0; l < tail.size(); ++l) {
+    if (const cudaError_t e = event(&exec.lane_done[l]); e != cudaSuccess) return e;
+    if (const cudaError_t e = runtime.event_record(exec.lane_done[l], exec.lanes[l]); e != cudaSuccess) return e;
+    if (const cudaError_t e = runtime.stream_wait_event(stream, exec.lane_done[l]); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+void GraphAccess::release_lanes(Runtime& runtime, GraphExec& exec) {
+  for (cudaStream_t lane : exec.lanes) runtime.stream_destroy(lane);
+  for (cudaEvent_t e : exec.lane_done) {
+    if (e != nullptr) runtime.event_destroy(e);
+  }
+  for (const auto& entry : exec.node_done) {
+    if (entry.second != nullptr) runtime.event_destroy(entry.second);
+  }
+  if (exec.start != nullptr) runtime.event_destroy(exec.start);
+  exec.lanes.clear();
+  exec.lane_done.clear();
+  exec.node_done.clear();
+  exec.start = nullptr;
 }
 
 cudaError_t GraphAccess::launch(Runtime& runtime, GraphExec& exec, cudaStream_t stream_handle) {
@@ -816,7 +915,10 @@ cudaError_t GraphAccess::launch(Runtime& runtime, GraphExec& exec, cudaStream_t 
       for (const auto& body : node->bodies) graphs.push_back(body.get());
     }
   }
-  return run_graph(runtime, *exec.graph, stream_handle);
+  // Independent branches run on lanes of their own (streams of the executable graph), so they
+  // may overlap; a chain runs on the launching stream itself.
+  if (is_chain(*exec.graph)) return run_graph(runtime, *exec.graph, stream_handle);
+  return run_parallel(runtime, exec, stream_handle);
 }
 
 }  // namespace gpuvp::cudart

@@ -1,12 +1,14 @@
 // CUDA graphs of libcudart.so.13: graphs built node by node or captured from streams,
 // instantiated into executable graphs and launched into a stream.
 //
-// A launch replays the executable graph's nodes into the launching stream, one after another in
-// a topological order (ties broken by creation order, so a launch is deterministic): kernels
-// are submitted as graph kernel nodes (the device applies gpu.launch.graph_latency), copies and
-// memsets as the runtime's own commands, host nodes as host functions in stream order, event
-// nodes as event records and waits. Independent branches of a graph therefore run one after
-// another, not concurrently (said in the README).
+// A launch replays the executable graph's nodes in a topological order (ties broken by creation
+// order, so a launch is deterministic): kernels are submitted as graph kernel nodes (the device
+// applies gpu.launch.graph_latency), copies and memsets as the runtime's own commands, host nodes
+// as host functions in stream order, event nodes as event records and waits. A chain runs on the
+// launching stream; a graph with independent branches runs on up to four lanes (streams of the
+// executable graph) ordered by events, after the launching stream's earlier work and before its
+// later work, so branches overlap on the device. Nested graphs (child graphs, conditional bodies)
+// run in order on their node's lane.
 //
 // Conditional nodes: a handle is a 4-byte cell of device memory whose address is the handle's
 // value; device code sets it with cudaGraphSetConditional (a store to that address). The launch
@@ -106,6 +108,12 @@ struct GraphExec {
   std::unique_ptr<Graph> graph;  // a clone of the instantiated graph
   std::map<const GraphNode*, GraphNode*> node_of;  // nodes of the instantiated graph -> the clone's
   unsigned long long flags = 0;
+  // Independent branches run on lanes: non-blocking streams of the executable graph, ordered by
+  // events (made on the first launch that needs them; GraphAccess::release_lanes).
+  std::vector<cudaStream_t> lanes;
+  std::vector<cudaEvent_t> lane_done;
+  std::map<const GraphNode*, cudaEvent_t> node_done;  // nodes with a dependent on another lane
+  cudaEvent_t start = nullptr;                        // recorded on the launching stream
 };
 
 struct CaptureSequence {
@@ -229,6 +237,7 @@ class GraphAccess {
   static cudaError_t set_kernel(Runtime& runtime, GraphNode& node, const void* func, dim3 grid, dim3 block,
                                 unsigned shared, void** args, void** extra);
   static cudaError_t launch(Runtime& runtime, GraphExec& exec, cudaStream_t stream);
+  static void release_lanes(Runtime& runtime, GraphExec& exec);  // before the executable graph goes
 
  private:
   static void update_active(Runtime& runtime);
@@ -238,7 +247,9 @@ class GraphAccess {
   static cudaError_t add_captured(Runtime& runtime, cudaStream_t stream, GraphNode& prototype);
   static cudaError_t write_cell(Runtime& runtime, uint64_t address, unsigned value, Stream& stream);
   static cudaError_t read_cell(Runtime& runtime, uint64_t address, Stream& stream, unsigned* value);
-  static cudaError_t run_graph(Runtime& runtime, const Graph& graph, cudaStream_t stream);
+  static cudaError_t run_node(Runtime& runtime, const GraphNode& node, cudaStream_t stream);
+  static cudaError_t run_graph(Runtime& runtime, const Graph& graph, cudaStream_t stream);  // in order, on `stream`
+  static cudaError_t run_parallel(Runtime& runtime, GraphExec& exec, cudaStream_t stream);  // on lanes
   static cudaError_t run_copy(Runtime& runtime, const cudaMemcpy3DParms& copy, cudaStream_t stream);
   static cudaError_t run_memset(Runtime& runtime, const cudaMemsetParams& memset, cudaStream_t stream);
 };
