@@ -860,8 +860,20 @@ cudaError_t GraphAccess::run_parallel(Runtime& runtime, GraphExec& exec, cudaStr
   for (std::size_t l = 0; l < tail.size(); ++l) {
     if (const cudaError_t e = runtime.stream_wait_event(exec.lanes[l], exec.start); e != cudaSuccess) return e;
   }
+  for (std::size_t l = 0; l < tail.size(); ++l) {
+    if (const cudaError_t e = event(&exec.lane_done[l]); e != cudaSuccess) return e;
+  }
   for (const GraphNode* node : order) {
     cudaStream_t lane = exec.lanes[lane_of[node]];
+    if (node->type == cudaGraphNodeTypeConditional) {
+      // The runtime evaluates the condition: after every node before it in the launch order (as
+      // were they all on one stream), not only its dependencies.
+      for (std::size_t l = 0; l < tail.size(); ++l) {
+        if (l == lane_of[node]) continue;
+        if (const cudaError_t e = runtime.event_record(exec.lane_done[l], exec.lanes[l]); e != cudaSuccess) return e;
+        if (const cudaError_t e = runtime.stream_wait_event(lane, exec.lane_done[l]); e != cudaSuccess) return e;
+      }
+    }
     for (const GraphNode* d : node->dependencies) {
       if (lane_of[d] == lane_of[node]) continue;  // earlier on the same lane: in order already
       if (const cudaError_t e = runtime.stream_wait_event(lane, exec.node_done[d]); e != cudaSuccess) return e;
@@ -876,7 +888,6 @@ cudaError_t GraphAccess::run_parallel(Runtime& runtime, GraphExec& exec, cudaStr
   }
   // The launching stream's later work waits for every lane.
   for (std::size_t l = 0; l < tail.size(); ++l) {
-    if (const cudaError_t e = event(&exec.lane_done[l]); e != cudaSuccess) return e;
     if (const cudaError_t e = runtime.event_record(exec.lane_done[l], exec.lanes[l]); e != cudaSuccess) return e;
     if (const cudaError_t e = runtime.stream_wait_event(stream, exec.lane_done[l]); e != cudaSuccess) return e;
   }

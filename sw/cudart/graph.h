@@ -12,9 +12,9 @@
 //
 // Conditional nodes: a handle is a 4-byte cell of device memory whose address is the handle's
 // value; device code sets it with cudaGraphSetConditional (a store to that address). The launch
-// evaluates a conditional node by reading the cell back once the stream's earlier work has
-// completed (a 4-byte device-to-host copy, timed like any copy), so cudaGraphLaunch returns
-// only after the last conditional node of the graph has been evaluated.
+// evaluates a conditional node by reading the cell back once every node before it in the launch
+// order has completed (a 4-byte device-to-host copy, timed like any copy), so cudaGraphLaunch
+// returns only after the last conditional node of the graph has been evaluated.
 //
 // Graph memory (memory allocation nodes, cudaMallocAsync captured): the memory is allocated when
 // the node is created, keeps its address for the node's lifetime (as CUDA's does) and is freed
