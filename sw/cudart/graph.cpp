@@ -490,13 +490,14 @@ void GraphAccess::forget_stream(Runtime& runtime, Stream* stream) {
   const auto it = s.capturing.find(stream);
   if (it == s.capturing.end()) return;
   CaptureSequence* sequence = it->second.sequence;
-  sequence->invalidated = true;
   if (sequence->origin == stream) {
     end_sequence(runtime, sequence);
   } else {
-    s.capturing.erase(it);
+    s.capturing.erase(it);  // a forked stream leaves the capture (joined or not, as CUDA lets it)
   }
 }
+
+void GraphAccess::forget_event(Runtime& runtime, Event* event) { state(runtime).captured_events.erase(event); }
 
 cudaError_t GraphAccess::capture_info(Runtime& runtime, cudaStream_t stream_handle, cudaStreamCaptureStatus* status,
                                       unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** dependencies,

@@ -221,9 +221,10 @@ class GraphAccess {
   static cudaError_t update_capture_dependencies(Runtime& runtime, cudaStream_t stream, cudaGraphNode_t* dependencies,
                                                  std::size_t count, unsigned flags);
   static cudaStreamCaptureMode& thread_mode();  // cudaThreadExchangeStreamCaptureMode's, per thread
-  // A capturing stream is destroyed: it leaves its capture, which is invalidated (and ended,
-  // its graph discarded, when the stream was the capture's origin).
+  // A capturing stream is destroyed: it leaves its capture (which ends, its graph discarded, when
+  // the stream was the capture's origin).
   static void forget_stream(Runtime& runtime, Stream* stream);
+  static void forget_event(Runtime& runtime, Event* event);  // an event is destroyed
 
   // ---- Graph memory and conditional handles.
   static bool graph_memory(Runtime& runtime, const void* ptr);  // a live graph allocation

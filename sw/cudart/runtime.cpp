@@ -1792,6 +1792,7 @@ cudaError_t Runtime::event_create(cudaEvent_t* event, unsigned flags) {
 cudaError_t Runtime::event_destroy(cudaEvent_t event_handle) {
   const auto it = events_.find(reinterpret_cast<Event*>(event_handle));
   if (it == events_.end()) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) GraphAccess::forget_event(*this, it->first);
   // The cell may still be signalled by queued work: keep it until that work completes.
   if (it->second->sequence != 0 && pending_.count(it->second->sequence) != 0) {
     pending_[it->second->sequence].release[1] = it->second->cell;

@@ -86,6 +86,10 @@ int main() {
   EXPECT_CUDA(cudaEventRecord(fork, origin), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(left, fork, 0), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(right, fork, 0), cudaSuccess);
+  cudaStream_t extra;  // forked, then destroyed during the capture: it leaves the capture
+  EXPECT_CUDA(cudaStreamCreate(&extra), cudaSuccess);
+  EXPECT_CUDA(cudaStreamWaitEvent(extra, fork, 0), cudaSuccess);
+  EXPECT_CUDA(cudaStreamDestroy(extra), cudaSuccess);
   EXPECT_CUDA(cudaStreamIsCapturing(left, &status), cudaSuccess);
   CHECK(status == cudaStreamCaptureStatusActive, "forked stream not capturing");
   int* temp = nullptr;
