@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sw/cudart/api.h"
+#include "sw/cudart/graph.h"
 
 using gpuvp::cudart::HostCallback;
 using gpuvp::cudart::Runtime;
@@ -39,8 +40,12 @@ GPUVP_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
 
 GPUVP_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { return cudaStreamQuery(Runtime::per_thread(stream)); }
 
-GPUVP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
-  return with_device([&](Runtime& runtime) { return runtime.stream_wait_event(stream, event); });
+GPUVP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return with_device([&](Runtime& runtime) {
+    if ((flags & ~static_cast<unsigned>(cudaEventWaitExternal)) != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return gpuvp::cudart::GraphAccess::capture_external_event(runtime, stream, event, false);
+    return runtime.stream_wait_event(stream, event);
+  });
 }
 
 GPUVP_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
@@ -83,62 +88,6 @@ GPUVP_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t stream, int* device) {
 
 GPUVP_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t stream, int* device) {
   return cudaStreamGetDevice(Runtime::per_thread(stream), device);
-}
-
-// No stream is ever capturing: graphs are not implemented (cudaStreamBeginCapture says so).
-GPUVP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return with_device([&](Runtime& runtime) {
-    unsigned flags = 0;
-    if (status == nullptr) return cudaErrorInvalidValue;
-    if (const cudaError_t e = runtime.stream_flags(stream, &flags); e != cudaSuccess) return e;
-    *status = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-  });
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return cudaStreamIsCapturing(Runtime::per_thread(stream), status);
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                  unsigned long long* id, cudaGraph_t* graph,
-                                                  const cudaGraphNode_t** dependencies,
-                                                  const cudaGraphEdgeData** edge_data, size_t* dependency_count) {
-  return with_device([&](Runtime& runtime) {
-    unsigned flags = 0;
-    if (status == nullptr) return cudaErrorInvalidValue;
-    if (const cudaError_t e = runtime.stream_flags(stream, &flags); e != cudaSuccess) return e;
-    *status = cudaStreamCaptureStatusNone;  // the other outputs are left alone when not capturing
-    (void)id;
-    (void)graph;
-    (void)dependencies;
-    (void)edge_data;
-    (void)dependency_count;
-    return cudaSuccess;
-  });
-}
-
-GPUVP_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                       unsigned long long* id, cudaGraph_t* graph,
-                                                       const cudaGraphNode_t** dependencies,
-                                                       const cudaGraphEdgeData** edge_data, size_t* dependency_count) {
-  return cudaStreamGetCaptureInfo(Runtime::per_thread(stream), status, id, graph, dependencies, edge_data,
-                                  dependency_count);
-}
-
-// The calling thread's capture interaction mode: kept per thread, as CUDA does (it matters only
-// while some stream captures, which none does here).
-GPUVP_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
-  return gpuvp::cudart::with_runtime([&](Runtime&) {
-    thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
-    if (mode == nullptr) return cudaErrorInvalidValue;
-    if (*mode != cudaStreamCaptureModeGlobal && *mode != cudaStreamCaptureModeThreadLocal &&
-        *mode != cudaStreamCaptureModeRelaxed) {
-      return cudaErrorInvalidValue;
-    }
-    std::swap(current, *mode);
-    return cudaSuccess;
-  });
 }
 
 GPUVP_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
@@ -192,8 +141,12 @@ GPUVP_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t st
   return cudaEventRecord(event, Runtime::per_thread(stream));
 }
 
-GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int) {
-  return with_device([&](Runtime& runtime) { return runtime.event_record(event, stream); });
+GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  return with_device([&](Runtime& runtime) {
+    if ((flags & ~static_cast<unsigned>(cudaEventRecordExternal)) != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return gpuvp::cudart::GraphAccess::capture_external_event(runtime, stream, event, true);
+    return runtime.event_record(event, stream);
+  });
 }
 
 GPUVP_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sw/cudart/graph.h"
 #include "sw/driver/ivshmem_client.h"
 
 namespace gpuvp::cudart {
@@ -888,6 +889,9 @@ bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
 
 cudaError_t Runtime::malloc_device(void** ptr, std::size_t bytes) {
   if (ptr == nullptr) return cudaErrorInvalidValue;
+  if (capture_active_) {
+    if (const cudaError_t e = GraphAccess::forbids(*this); e != cudaSuccess) return e;
+  }
   if (bytes == 0) {
     *ptr = nullptr;
     return cudaSuccess;
@@ -1340,6 +1344,10 @@ cudaError_t Runtime::mem_advise(const void* ptr, std::size_t bytes, int advice, 
 
 cudaError_t Runtime::free_device(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  if (capture_active_) {
+    if (const cudaError_t e = GraphAccess::forbids(*this); e != cudaSuccess) return e;
+  }
+  if (graphs_ != nullptr && GraphAccess::graph_memory(*this, ptr)) return cudaSuccess;  // freed with its graph
   const auto it = allocations_.find(to_address(ptr));
   if (it == allocations_.end()) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
@@ -1405,6 +1413,12 @@ cudaError_t Runtime::stage_copy(uint64_t dst, const void* src, void* host_dst, u
 
 cudaError_t Runtime::memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream_handle,
                             bool async) {
+  if (capture_active_) {
+    if (async && GraphAccess::captured(*this, stream_handle)) {
+      return GraphAccess::capture_memcpy(*this, dst, src, bytes, kind, stream_handle);
+    }
+    if (const cudaError_t e = async ? cudaSuccess : GraphAccess::forbids(*this); e != cudaSuccess) return e;
+  }
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
   Stream* stream = stream_of(stream_handle);
@@ -1464,6 +1478,12 @@ cudaError_t Runtime::memcpy(void* dst, const void* src, std::size_t bytes, cudaM
 }
 
 cudaError_t Runtime::memset(void* dst, int value, std::size_t bytes, cudaStream_t stream_handle, bool async) {
+  if (capture_active_) {
+    if (async && GraphAccess::captured(*this, stream_handle)) {
+      return GraphAccess::capture_memset(*this, dst, value, bytes, stream_handle);
+    }
+    if (const cudaError_t e = async ? cudaSuccess : GraphAccess::forbids(*this); e != cudaSuccess) return e;
+  }
   if (bytes == 0) return cudaSuccess;
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
@@ -1564,7 +1584,10 @@ cudaError_t Runtime::launch(const void* host_function, dim3 grid, dim3 block, vo
 }
 
 cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                                   cudaStream_t stream_handle) {
+                                   cudaStream_t stream_handle, bool graph_node) {
+  if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
+    return GraphAccess::capture_kernel(*this, function, grid, block, args, shared, stream_handle);
+  }
   const dev::DeviceInfo& d = info();
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
@@ -1617,6 +1640,7 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   launch.args_bytes = packed.size();
   launch.printf_address = pending.printf_address;
   launch.printf_bytes = pending.printf_address != 0 ? printf_bytes() : 0;
+  launch.launch_flags = graph_node ? dev::kLaunchGraphNode : 0;
   const uint64_t sequence = submit(*stream, cmd, std::move(pending));
   return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
 }
@@ -1705,6 +1729,7 @@ cudaError_t Runtime::stream_create(cudaStream_t* stream, unsigned flags) {
 cudaError_t Runtime::stream_destroy(cudaStream_t stream) {
   const auto it = streams_.find(reinterpret_cast<Stream*>(stream));
   if (it == streams_.end()) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) GraphAccess::forget_stream(*this, it->first);
   streams_.erase(it);  // its queued work still completes
   return cudaSuccess;
 }
@@ -1712,6 +1737,9 @@ cudaError_t Runtime::stream_destroy(cudaStream_t stream) {
 cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) {
+    if (const cudaError_t e = GraphAccess::forbids_wait(*this, stream_handle); e != cudaSuccess) return e;
+  }
   if (stream->queue == 0) return synchronize();
   const uint64_t last = last_on_queue_[stream->queue];
   const cudaError_t error = last == 0 ? cudaSuccess : wait_for(last);
@@ -1726,6 +1754,9 @@ cudaError_t Runtime::stream_synchronize(cudaStream_t stream_handle) {
 cudaError_t Runtime::stream_query(cudaStream_t stream_handle) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) {
+    if (const cudaError_t e = GraphAccess::forbids_wait(*this, stream_handle); e != cudaSuccess) return e;
+  }
   return query(last_on_queue_[stream->queue]);
 }
 
@@ -1750,6 +1781,9 @@ cudaError_t Runtime::stream_wait_event(cudaStream_t stream_handle, cudaEvent_t e
   Stream* stream = stream_of(stream_handle);
   Event* event = event_of(event_handle);
   if (stream == nullptr || event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && (GraphAccess::captured(*this, stream_handle) || GraphAccess::event_captured(*this, event))) {
+    return GraphAccess::capture_event_wait(*this, stream_handle, event_handle);
+  }
   if (event->value == 0) return cudaSuccess;
   const uint64_t sequence = submit_raw(stream->queue, command(dev::Opcode::SemaphoreWait, event->cell, event->value),
                                        Pending{0, {0, 0}, 0, "cudaStreamWaitEvent"});
@@ -1772,6 +1806,7 @@ cudaError_t Runtime::event_create(cudaEvent_t* event, unsigned flags) {
 cudaError_t Runtime::event_destroy(cudaEvent_t event_handle) {
   const auto it = events_.find(reinterpret_cast<Event*>(event_handle));
   if (it == events_.end()) return cudaErrorInvalidResourceHandle;
+  if (capture_active_) GraphAccess::forget_event(*this, it->first);
   // The cell may still be signalled by queued work: keep it until that work completes.
   if (it->second->sequence != 0 && pending_.count(it->second->sequence) != 0) {
     pending_[it->second->sequence].release[1] = it->second->cell;
@@ -1786,6 +1821,9 @@ cudaError_t Runtime::event_record(cudaEvent_t event_handle, cudaStream_t stream_
   Event* event = event_of(event_handle);
   Stream* stream = stream_of(stream_handle);
   if (event == nullptr || stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
+    return GraphAccess::capture_event_record(*this, event_handle, stream_handle);
+  }
   const uint64_t value = event->value + 1;
   const uint64_t sequence = submit(*stream, command(dev::Opcode::SemaphoreSignal, event->cell, value),
                                    Pending{0, {0, 0}, 0, "cudaEventRecord"});
@@ -1798,6 +1836,7 @@ cudaError_t Runtime::event_record(cudaEvent_t event_handle, cudaStream_t stream_
 cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
   if (event->sequence == 0) return cudaSuccess;
   return wait_for(event->sequence);
 }
@@ -1805,6 +1844,7 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
 cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
   return query(event->sequence);
 }
 
@@ -1830,6 +1870,9 @@ cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEven
 
 cudaError_t Runtime::synchronize() {
   if (driver_ == nullptr) return cudaSuccess;
+  if (capture_active_) {
+    if (const cudaError_t e = GraphAccess::forbids(*this); e != cudaSuccess) return e;
+  }
   cudaError_t first = run_host_functions(UINT64_MAX, false);
   for (uint32_t q = 0; q < dev::kQueuesPerChannel; ++q) {
     const uint64_t last = last_on_queue_[q];
@@ -1929,6 +1972,9 @@ void CallbackThread::loop() {
 cudaError_t Runtime::launch_host_function(cudaStream_t stream_handle, HostCallback callback) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
+    return GraphAccess::capture_host_function(*this, stream_handle, callback);
+  }
   // The marker completes once the stream's earlier work has (submit() orders it after the legacy
   // stream as usual); the SemaphoreWait behind it holds the stream's later work until the host
   // function has returned and the runtime has written the release value.
@@ -2100,6 +2146,9 @@ cudaError_t Runtime::malloc_async(void** ptr, std::size_t bytes, MemPool& pool, 
   if (ptr == nullptr) return cudaErrorInvalidValue;
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
+    return GraphAccess::capture_malloc(*this, ptr, bytes, stream_handle);
+  }
   if (bytes == 0) {
     *ptr = nullptr;
     return cudaSuccess;
@@ -2145,7 +2194,11 @@ cudaError_t Runtime::malloc_async(void** ptr, std::size_t bytes, MemPool& pool, 
 cudaError_t Runtime::free_async(void* ptr, cudaStream_t stream_handle) {
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
+  if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
+    return GraphAccess::capture_free(*this, ptr, stream_handle);
+  }
   if (ptr == nullptr) return cudaSuccess;
+  if (graphs_ != nullptr && GraphAccess::graph_memory(*this, ptr)) return cudaSuccess;  // freed with its graph
   const auto pooled = pool_allocations_.find(to_address(ptr));
   if (pooled == pool_allocations_.end()) {
     // Memory from cudaMalloc: freed at once, after the work that may use it.

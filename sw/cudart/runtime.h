@@ -25,6 +25,9 @@
 
 namespace gpuvp::cudart {
 
+struct GraphState;   // graph.h
+class GraphAccess;   // graph.h
+
 struct Module {  // one registered fatbin (one translation unit)
   std::optional<Fatbin> fatbin;
   std::string parse_error;
@@ -223,8 +226,9 @@ class Runtime {
 
   // ---- Launch.
   cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream);
+  // `graph_node`: a kernel node of a launched graph (the device applies the graph launch latency).
   cudaError_t launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                            cudaStream_t stream);
+                            cudaStream_t stream, bool graph_node = false);
   cudaError_t function_attributes(cudaFuncAttributes* attributes, const void* function);
   cudaError_t occupancy(int* blocks, const void* function, int block_size, std::size_t shared);
   void push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream);
@@ -356,6 +360,10 @@ class Runtime {
   bool init_attempted_ = false;
   cudaError_t init_error_ = cudaSuccess;
   std::unique_ptr<driver::Driver> driver_;
+  // CUDA graphs and stream capture (graph.h): GraphAccess works on these and the members above.
+  friend class GraphAccess;
+  std::unique_ptr<GraphState> graphs_;
+  bool capture_active_ = false;  // some stream captures: stream-ordered calls ask the graph code first
 
   std::map<uint64_t, Allocation> allocations_;     // device address -> allocation
   std::map<uint64_t, uint64_t> host_allocations_;  // host address -> bytes (pinned)

@@ -83,7 +83,8 @@ TEST(GpuvpRun, ApiProbe) {
   EXPECT_NE(r.out.find("PASS api_probe"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("hello from block 0 tag 42\n"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("hello from block 1 tag 42\n"), std::string::npos) << describe(r);
-  EXPECT_NE(r.err.find("cudaGraphCreate is not supported"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("cudaGraphExternalSemaphoresSignalNodeGetParams is not supported"), std::string::npos)
+      << describe(r);
 }
 
 TEST(GpuvpRun, SeveralTranslationUnitsAndStreams) {
@@ -450,6 +451,48 @@ TEST(GpuvpRun, StreamOrderedAllocation) {
   const ProcessResult r = gpuvp_run({kPrograms + "/mem_pools"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("PASS mem_pools"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, GraphsBuiltNodeByNode) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/graphs_explicit"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS graphs_explicit"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, GraphsCapturedFromStreams) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/graphs_capture"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS graphs_capture"), std::string::npos) << describe(r);
+}
+
+TEST(GpuvpRun, GraphConditionalNodes) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/graphs_conditional"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS graphs_conditional"), std::string::npos) << describe(r);
+}
+
+// A kernel launched as a graph node pays gpu.launch.graph_latency instead of gpu.launch.latency:
+// with a 1 GHz core clock, the default 515 ns against 915 ns is 400 cycles less per launch.
+TEST(GpuvpRun, GraphLaunchesHaveLowerLaunchOverhead) {
+  const std::string stats = ::testing::TempDir() + "/graphs_timing.json";
+  std::remove(stats.c_str());
+  const ProcessResult r =
+      run({kGpuvp, "run", "--set", "gpu.sm.clock=1GHz", "--stats", stats, "--", kPrograms + "/graphs_timing"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_NE(r.out.find("PASS graphs_timing"), std::string::npos) << describe(r);
+  const nlohmann::json j = nlohmann::json::parse(slurp(stats));
+  const nlohmann::json* streamed = kernel_entry(j, "tiny_stream");
+  const nlohmann::json* graphed = kernel_entry(j, "tiny_graph");
+  ASSERT_TRUE(streamed != nullptr && graphed != nullptr) << j["kernels"].dump().substr(0, 2000);
+  EXPECT_EQ((*streamed)["launches"], 20);
+  EXPECT_EQ((*graphed)["launches"], 20);
+  // The fastest launch of each (caches warm in both): only the launch latency differs.
+  const nlohmann::json& stream_gpu = (*streamed)["groups"]["gpu"];
+  const nlohmann::json& graph_gpu = (*graphed)["groups"]["gpu"];
+  const int64_t difference =
+      stream_gpu["per_launch_min"]["cycles"].get<int64_t>() - graph_gpu["per_launch_min"]["cycles"].get<int64_t>();
+  EXPECT_EQ(difference, 400) << stream_gpu.dump() << "\n" << graph_gpu.dump();
+  EXPECT_LT(graph_gpu["counters"]["cycles"].get<int64_t>(), stream_gpu["counters"]["cycles"].get<int64_t>());
 }
 
 TEST(GpuvpRun, PinnedAndRegisteredHostMemory) {

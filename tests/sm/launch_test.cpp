@@ -1,8 +1,9 @@
 // Launch overheads (LaunchParams) on GpuCore through the CTA scheduler: the first CTA reaches
 // its SM exactly the launch latency (plus the per-CTA dispatch latency) after the launch, a CTA
 // refilling a freed slot reaches it the dispatch latency after the edge that freed it, the
-// kernel completes exactly the completion latency after its last CTA ended, and bad values of
-// the knobs are refused with the knob's name.
+// kernel completes exactly the completion latency after its last CTA ended, a kernel node of a
+// CUDA graph waits the graph launch latency instead of the launch latency, and bad values of the
+// knobs are refused with the knob's name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,7 +52,7 @@ struct LaunchRun {
 // `ctas` CTAs of 32 threads on one SM that holds `resident` of them at a time, launched 10 cycles
 // after time zero (not on an edge: a launch arrives whenever the command processor takes it).
 LaunchRun run_busy(uint64_t launch_cycles, uint64_t dispatch_cycles, uint64_t completion_cycles, uint32_t ctas,
-             uint32_t resident) {
+             uint32_t resident, uint64_t graph_launch_cycles = 0, bool graph_node = false) {
   testbench::Simulation sim;
   stats::Registry stats;
   const SmParams p = testing::load_sm_params(
@@ -59,7 +60,7 @@ LaunchRun run_busy(uint64_t launch_cycles, uint64_t dispatch_cycles, uint64_t co
   ClockDomain clock("core", static_cast<uint64_t>(p.clock_hz));
   CtaTimes times;
   GpuCore core("gpu", p, clock, stats, &times);
-  core.scheduler().set_launch_latencies({launch_cycles, dispatch_cycles, completion_cycles});
+  core.scheduler().set_launch_latencies({launch_cycles, dispatch_cycles, completion_cycles, graph_launch_cycles});
   testbench::MemoryTarget port("port", sc_core::sc_time(100, sc_core::SC_NS));
   core.cluster(0).out.bind(port.socket);
   ptx::DeviceMemory memory;
@@ -76,7 +77,7 @@ LaunchRun run_busy(uint64_t launch_cycles, uint64_t dispatch_cycles, uint64_t co
       done = true;
       r.completed = sc_core::sc_time_stamp();
       finished.notify(sc_core::SC_ZERO_TIME);
-    });
+    }, graph_node);
     while (!done) wait(finished);
   });
   EXPECT_TRUE(run.finish().ok());
@@ -97,6 +98,16 @@ TEST(LaunchLatency, FirstCtaStartsExactlyTheLaunchLatencyAfterTheLaunch) {
   const LaunchRun r = run_busy(100, 25, 0, 1, 1);
   ASSERT_EQ(r.begins.size(), 1u);
   EXPECT_EQ(r.begins[0], clock.time_of_cycle(11 + 100 + 25));
+}
+
+TEST(LaunchLatency, GraphKernelNodeStartsTheGraphLaunchLatencyAfterTheLaunch) {
+  const ClockDomain clock("core", static_cast<uint64_t>(testing::load_sm_params().clock_hz));
+  const LaunchRun graphed = run_busy(1201, 0, 0, 1, 1, 676, true);
+  ASSERT_EQ(graphed.begins.size(), 1u);
+  EXPECT_EQ(graphed.begins[0], clock.time_of_cycle(11 + 676));
+  const LaunchRun streamed = run_busy(1201, 0, 0, 1, 1, 676, false);  // the same kernel launched in a stream
+  ASSERT_EQ(streamed.begins.size(), 1u);
+  EXPECT_EQ(streamed.begins[0], clock.time_of_cycle(11 + 1201));
 }
 
 TEST(LaunchLatency, EachCtaReachesItsSmTheDispatchLatencyAfterItsSlotFreed) {
@@ -137,8 +148,10 @@ TEST(LaunchLatency, LatenciesBecomeWholeCyclesRoundedUp) {
   p.launch_latency_ps = 915000;         // 1200.48 cycles
   p.cta_dispatch_latency_ps = 762;      // just under one cycle
   p.completion_latency_ps = 0;
+  p.graph_launch_latency_ps = 515000;   // 675.68 cycles
   const LaunchLatencies l = LaunchLatencies::in_cycles(p, clock);
   EXPECT_EQ(l.launch, 1201u);
+  EXPECT_EQ(l.graph_launch, 676u);
   EXPECT_EQ(l.cta_dispatch, 1u);
   EXPECT_EQ(l.completion, 0u);
   p.completion_latency_ps = 1'000'000'000;  // 1 ms, the knobs' top
@@ -171,6 +184,9 @@ TEST(LaunchLatency, BadValuesAreRefusedNamingTheKnob) {
   const auto p = config::load_params<LaunchParams>(config::ConfigLoader(registry, {}).load_defaults());
   EXPECT_EQ(p.launch_latency_ps + p.completion_latency_ps, 1830000u);
   EXPECT_EQ(p.cta_dispatch_latency_ps, 0u);
+  // A graph's kernel node: 0.4 us less front-end latency.
+  EXPECT_EQ(p.launch_latency_ps - p.graph_launch_latency_ps, 400000u);
+  EXPECT_NE(knob_error("gpu.launch.graph_latency=2 ms").find("gpu.launch.graph_latency"), std::string::npos);
 }
 
 }  // namespace

@@ -718,6 +718,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     return refuse(Status::InvalidLaunch, "argument buffer of " + std::to_string(args.args_bytes) + " bytes; " +
                                              kernel.name + " takes " + std::to_string(kernel.param_bytes));
   }
+  if ((args.launch_flags & ~device::kLaunchGraphNode) != 0) {
+    return refuse(Status::InvalidCommand, "unknown launch flags " + hex(args.launch_flags));
+  }
+  const bool graph_node = (args.launch_flags & device::kLaunchGraphNode) != 0;
   if (args.printf_address != 0 && args.printf_bytes == 0) {
     return refuse(Status::InvalidCommand, "printf buffer of 0 bytes");
   }
@@ -753,7 +757,8 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   options.device_runtime = &runtime;
   runtime.set_depth(0);
   double kernel_ps = 0;
-  ptx::LaunchResult result = run_grid(context, module, kernel, resources, config, params, options, memory, 0, kernel_ps);
+  ptx::LaunchResult result =
+      run_grid(context, module, kernel, resources, config, params, options, memory, 0, kernel_ps, graph_node);
   // Child grids (dynamic parallelism) run after the grid that launched them, in the order they
   // were launched (launches are serial steps: a fixed order), each gpu.device_launch.latency
   // after the previous grid ended; their children are queued behind them. The host's launch
@@ -844,7 +849,7 @@ ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::Loaded
                                              const ptx::Kernel& kernel, const ptx::KernelResources& resources,
                                              const ptx::LaunchConfig& config, const std::vector<uint8_t>& params,
                                              const ptx::ExecutorOptions& options, ptx::MemoryInterface& memory,
-                                             double extra_launch_ps, double& kernel_ps) {
+                                             double extra_launch_ps, double& kernel_ps, bool graph_node) {
   (void)context;
   const bool told = resources.source != ptx::ResourceSource::kEstimate;
   const uint64_t kernel_id = next_kernel_id_++;
@@ -865,7 +870,7 @@ ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::Loaded
       try {
         // A child grid: the device launch costs more than the host's front end already charges.
         wait_ps(extra_launch_ps);
-        kernel_ps = extra_launch_ps + static_cast<double>(timing_->run(run, kernel_id).ps);
+        kernel_ps = extra_launch_ps + static_cast<double>(timing_->run(run, kernel_id, graph_node).ps);
         timed = true;
         result = run.finish();
       } catch (const std::invalid_argument& e) {
@@ -898,9 +903,9 @@ ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::Loaded
     // completion latencies a timed kernel pays (gpu.launch.*).
     const double issue_slots = static_cast<double>(params_.sm.count) * params_.sm.subcores;
     const double cycles = std::max(1.0, std::ceil(static_cast<double>(result.warp_instructions) / issue_slots));
+    const uint64_t launch_ps = graph_node ? params_.launch.graph_launch_latency_ps : params_.launch.launch_latency_ps;
     kernel_ps = cycles / params_.sm.clock_hz * 1e12 +
-                static_cast<double>(params_.launch.launch_latency_ps + params_.launch.completion_latency_ps) +
-                extra_launch_ps;
+                static_cast<double>(launch_ps + params_.launch.completion_latency_ps) + extra_launch_ps;
     wait_ps(kernel_ps);
   }
   *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));

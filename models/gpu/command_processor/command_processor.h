@@ -109,11 +109,13 @@ class CommandProcessor : public sc_core::sc_module {
   // Maps `bytes` for the context's device heap (the default one, when a kernel calls malloc
   // before the host named a heap).
   void establish_default_heap(Context& context);
-  // One grid on the timing model (or the functional one); its time in `kernel_ps`.
+  // One grid on the timing model (or the functional one); its time in `kernel_ps`. `graph_node`:
+  // a kernel node of a launched CUDA graph (gpu.launch.graph_latency instead of gpu.launch.latency).
   ptx::LaunchResult run_grid(Context& context, const ptx::LoadedModule& module, const ptx::Kernel& kernel,
                              const ptx::KernelResources& resources, const ptx::LaunchConfig& config,
                              const std::vector<uint8_t>& params, const ptx::ExecutorOptions& options,
-                             ptx::MemoryInterface& memory, double extra_launch_ps, double& kernel_ps);
+                             ptx::MemoryInterface& memory, double extra_launch_ps, double& kernel_ps,
+                             bool graph_node = false);
 
   // Copy engine: host memory through the PCIe link, in gpu.dma.max_transfer pieces; waits for
   // each transaction's delay. False when the host memory target refused an address.

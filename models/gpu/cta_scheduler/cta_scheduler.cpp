@@ -117,7 +117,7 @@ LaunchLatencies LaunchLatencies::in_cycles(const LaunchParams& params, const Clo
   // The first edge at or after the latency, counted from edge 0 (exact: the domain's own edges).
   auto cycles = [&](uint64_t ps) { return clock.next_cycle(sc_core::sc_time::from_value(ps)); };
   return {cycles(params.launch_latency_ps), cycles(params.cta_dispatch_latency_ps),
-          cycles(params.completion_latency_ps)};
+          cycles(params.completion_latency_ps), cycles(params.graph_launch_latency_ps)};
 }
 
 CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params, const ClockDomain& clock,
@@ -146,14 +146,15 @@ CtaScheduler::CtaScheduler(sc_core::sc_module_name name, const SmParams& params,
 
 CtaScheduler::~CtaScheduler() = default;
 
-void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done) {
+void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done, bool graph_node) {
   Kernel k;
   k.run = &run;
   k.id = kernel_id;
   k.cta = footprint(run);
   k.shared_capacity = params_.shared_capacity(run.config().shared_carveout_percent, k.cta.shared_bytes);
   k.done = std::move(done);
-  k.first_dispatch_cycle = clock_.next_cycle(sc_core::sc_time_stamp()) + latencies_.launch;
+  k.first_dispatch_cycle =
+      clock_.next_cycle(sc_core::sc_time_stamp()) + (graph_node ? latencies_.graph_launch : latencies_.launch);
   if (!run.ok() || run.cta_count() == 0) {
     if (k.done) k.done();
     return;

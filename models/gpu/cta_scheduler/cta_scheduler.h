@@ -10,7 +10,8 @@
 // Launch overheads (LaunchParams, launch_params.h; set_launch_latencies, whole core cycles):
 // a kernel's first CTA may be dispatched `launch` cycles after the first edge at or after its
 // submission; each CTA reaches its SM `cta_dispatch` cycles after the scheduler took its slot;
-// `done` runs `completion` cycles after the edge following the last CTA's end. All zero by
+// `done` runs `completion` cycles after the edge following the last CTA's end. A kernel node of a
+// CUDA graph waits `graph_launch` cycles instead of `launch`. All zero by
 // default here; GpuTiming sets them from the configuration.
 //
 // CTA side: Sm::launch_cta / Sm::on_cta_done (direct calls in the same SystemC process
@@ -81,6 +82,7 @@ struct LaunchLatencies {
   uint64_t launch = 0;
   uint64_t cta_dispatch = 0;
   uint64_t completion = 0;
+  uint64_t graph_launch = 0;  // `launch` for a kernel node of a CUDA graph
   static LaunchLatencies in_cycles(const LaunchParams& params, const ClockDomain& clock);
 };
 
@@ -96,7 +98,8 @@ class CtaScheduler : public sc_core::sc_module {
   void set_launch_latencies(const LaunchLatencies& latencies) { latencies_ = latencies; }
   // Queues a kernel; `done` runs the completion latency after its last CTA completed (or the
   // kernel faulted). Throws std::invalid_argument when one CTA does not fit on an SM.
-  void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done);
+  // `graph_node`: launched as a node of a CUDA graph (the graph launch latency applies).
+  void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done, bool graph_node = false);
   uint32_t pending_kernels() const { return static_cast<uint32_t>(kernels_.size()); }
 
  private:

@@ -167,7 +167,7 @@ uint32_t GpuTiming::sm_count() const { return impl_->sms; }
 
 uvm::UvmSystem& GpuTiming::uvm() { return *impl_->uvm_system; }
 
-KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
+KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_node) {
   Impl& m = *impl_;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   bool done = false;
@@ -188,7 +188,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id) {
   m.core.submit(run, kernel_id, [&] {
     done = true;
     m.finished.notify(sc_core::SC_ZERO_TIME);
-  });
+  }, graph_node);
   // Progress on long kernels: every kProgressCycles of simulated time the waiter looks at the
   // wall clock and, past kProgressWall since the last line, prints simulated cycles and kernels
   // done to stderr. The wake-ups change no model state, so statistics stay identical.

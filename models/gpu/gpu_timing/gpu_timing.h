@@ -51,8 +51,9 @@ class GpuTiming : public sc_core::sc_module {
   // Runs `run` to its end (completion or fault) on the timing model. Must be called from an
   // SC_THREAD; simulated time advances by the kernel's duration. Throws std::invalid_argument
   // when one CTA does not fit on an SM (the caller decides what that means). A kernel running
-  // longer than 10 s of wall time prints a progress line to stderr every 10 s.
-  KernelTiming run(ptx::KernelRun& run, uint64_t kernel_id);
+  // longer than 10 s of wall time prints a progress line to stderr every 10 s. `graph_node`: the
+  // kernel is a node of a launched CUDA graph (gpu.launch.graph_latency applies).
+  KernelTiming run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_node = false);
 
   uint32_t sm_count() const;
   // Unified memory (models/uvm/uvm_system.h): an L1 TLB sits on every SM's memory path.

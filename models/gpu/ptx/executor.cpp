@@ -1816,6 +1816,7 @@ class LaunchRun {
   void do_assert(Context& c, const Instruction& inst, int lane);
   // malloc/free and the device runtime's launch calls (executor_device_calls.inc).
   void do_device_call(Context& c, const Instruction& inst, int lane, ir::Function::External external);
+  void do_set_conditional(Context& c, const Instruction& inst, int lane);
   std::string read_string(Warp& warp, int lane, uint64_t address);
 
   const ir::Program& program_;
@@ -1997,6 +1998,7 @@ void LaunchRun::exec_call(Context& c, const Instruction& inst, uint32_t exec, ui
     for_lanes(exec, [&](int lane) {
       if (callee.external == ir::Function::External::kVprintf) do_printf(c, inst, lane);
       else if (callee.external == ir::Function::External::kAssertfail) do_assert(c, inst, lane);
+      else if (callee.external == ir::Function::External::kGraphSetConditional) do_set_conditional(c, inst, lane);
       else do_device_call(c, inst, lane, callee.external);
     });
     advance(warp);
@@ -2289,6 +2291,21 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
   std::string function = read_string(warp, lane, arg(3, 8));
   fault(warp, lane, LaunchStatus::kAssertFailed,
         file + ":" + std::to_string(line) + ": " + function + ": Assertion `" + message + "` failed,");
+}
+
+// cudaGraphSetConditional(handle, value): the handle is the address of the condition's 32-bit cell.
+void LaunchRun::do_set_conditional(Context& c, const Instruction& inst, int lane) {
+  Warp& warp = c.warp;
+  const Operand& args = inst.operands[2];
+  if (args.count != 2) {
+    fault(warp, lane, LaunchStatus::kInvalidInstruction, "cudaGraphSetConditional takes (handle, value)");
+  }
+  uint64_t handle = 0;
+  uint32_t value = 0;
+  const auto& local = warp.local[lane];
+  std::memcpy(&handle, local.data() + warp.frame_base[lane] + c.function.vector_elements[args.index].value, 8);
+  std::memcpy(&value, local.data() + warp.frame_base[lane] + c.function.vector_elements[args.index + 1].value, 4);
+  store_bytes(warp, lane, ir::Space::kGeneric, handle, &value, sizeof value, "cudaGraphSetConditional");
 }
 
 }  // namespace detail

@@ -201,12 +201,15 @@ struct Function {
   std::string name;
   bool is_kernel = false;
   bool is_defined = false;   // has a body (not just a prototype / .extern)
-  // Built-in externals: printf, assert, and the device runtime (device_runtime.h's DeviceCall,
-  // in the same order from kMalloc on).
+  // Built-in externals: printf, assert, cudaGraphSetConditional(handle, value) (stores the 32-bit
+  // value at the handle: the CUDA runtime here makes a conditional handle the address of its
+  // device cell), and the device runtime (device_runtime.h's DeviceCall, in the same order from
+  // kMalloc on).
   enum class External : uint8_t {
     kNone, kVprintf, kAssertfail,
     kMalloc, kAlignedMalloc, kFree, kCdpGetParameterBuffer, kCdpLaunchDevice, kCdpStreamCreate, kCdpStreamDestroy,
     kCdpGetLastError, kCdpPeekAtLastError, kCdpGetDevice, kCdpMalloc, kCdpFree, kCdpMemcpyAsync, kCdpGetErrorString,
+    kGraphSetConditional,
   } external = External::kNone;
   std::vector<FunctionParam> params;
   std::vector<FunctionParam> returns;  // .func return values (frame offsets)

@@ -794,6 +794,7 @@ class Parser {
       if (name == "vprintf") f.external = Function::External::kVprintf;
       if (name == "__assertfail") f.external = Function::External::kAssertfail;
       if (const auto runtime = device_runtime_external(name)) f.external = *runtime;
+      if (name == "cudaGraphSetConditional") f.external = Function::External::kGraphSetConditional;
     }
     if (is_punct(';')) {
       next();
@@ -1891,7 +1892,7 @@ class Parser {
     for (const auto& call : pending_calls_) {
       const Function& callee = program_.functions[program_.functions[call.function].body[call.instruction].operands[0].index];
       if (!callee.is_defined && callee.external == Function::External::kNone) {
-        fail(*call.token, "call to external function '" + call.name + "' which is not supported (built in: vprintf, __assertfail, malloc, free, __nv_aligned_device_malloc and the CUDA 12 device runtime's launch calls)");
+        fail(*call.token, "call to external function '" + call.name + "' which is not supported (built in: vprintf, __assertfail, malloc, free, __nv_aligned_device_malloc, cudaGraphSetConditional and the CUDA 12 device runtime's launch calls)");
       }
     }
     for (const auto& reloc : pending_relocations_) {

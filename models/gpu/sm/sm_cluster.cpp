@@ -121,8 +121,8 @@ GpuCore::GpuCore(sc_core::sc_module_name name, const SmParams& params, const Clo
 
 GpuCore::~GpuCore() = default;
 
-void GpuCore::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done) {
-  scheduler_->submit(run, kernel_id, std::move(done));
+void GpuCore::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done, bool graph_node) {
+  scheduler_->submit(run, kernel_id, std::move(done), graph_node);
 }
 
 uint64_t GpuCore::last_cycle() const {

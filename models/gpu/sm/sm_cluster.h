@@ -77,7 +77,8 @@ class GpuCore : public sc_core::sc_module {
   CtaScheduler& scheduler() { return *scheduler_; }
   SmStepper& stepper() { return *stepper_; }
   // Queues a kernel; `done` runs when it completed.
-  void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done);
+  // `graph_node`: a kernel node of a CUDA graph (CtaScheduler::submit).
+  void submit(ptx::KernelRun& run, uint64_t kernel_id, std::function<void()> done, bool graph_node = false);
   // Last core cycle any SM worked.
   uint64_t last_cycle() const;
 

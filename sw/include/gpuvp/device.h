@@ -56,13 +56,14 @@
 namespace gpuvp::device {
 
 inline constexpr uint64_t kMagic = 0x5645'4450'5655'5047ull;  // "GPUVPDEV" little-endian
-inline constexpr uint32_t kVersion = 4;  // 2: HostWaiting on one sequence (c), completion after settling
+inline constexpr uint32_t kVersion = 5;  // 2: HostWaiting on one sequence (c), completion after settling
                                          // (MemAdvise and HostAccess were added without a bump:
                                          // an older platform answers them InvalidCommand)
                                          // 3: HostWaiting bounded in simulated time (d),
                                          // RegionHeader::query_quantum_ps
                                          // 4: GetFunction carries the kernel's resources
                                          // (GetFunctionArgs::resources)
+                                         // 5: LaunchArgs::launch_flags (kLaunchGraphNode)
 
 inline constexpr int64_t kIvshmemProtocolVersion = 0;  // QEMU ivshmem server protocol
 inline constexpr int64_t kPlatformPeerId = 0;          // the bridge; clients get 1, 2, ...
@@ -271,8 +272,11 @@ struct LaunchArgs {
                                 // bytes dropped because the buffer was full
   uint32_t max_dynamic_shared_bytes;  // the function's cudaFuncAttributeMaxDynamicSharedMemorySize (0:
                                       // not set); static + dynamic shared above 48 KiB needs it
-  uint32_t reserved0;
+  uint32_t launch_flags;              // kLaunch* bits; others must be 0
 };
+// The kernel is a node of a launched CUDA graph: the front end takes it from the uploaded graph,
+// not from a host launch call (gpu.launch.graph_latency replaces gpu.launch.latency).
+inline constexpr uint32_t kLaunchGraphNode = 1;
 static_assert(sizeof(LaunchArgs) == 80, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, shared_carveout) == 36, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, max_dynamic_shared_bytes) == 80 - 8, "LaunchArgs layout is part of the protocol");

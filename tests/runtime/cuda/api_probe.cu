@@ -99,7 +99,7 @@ int main() {
   hello<<<2, 32>>>(42);
   EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
 
-  EXPECT_CUDA(cudaGraphCreate(nullptr, 0), cudaErrorNotSupported);
+  EXPECT_CUDA(cudaGraphExternalSemaphoresSignalNodeGetParams(nullptr, nullptr), cudaErrorNotSupported);
   EXPECT_CUDA(cudaGetLastError(), cudaErrorNotSupported);
 
   EXPECT_CUDA(cudaEventDestroy(start), cudaSuccess);
