@@ -1792,6 +1792,8 @@ class LaunchRun {
   void step(Warp& warp);
   void exec_alu(Context& c, const Instruction& inst, uint32_t mask);
   void exec_float_special(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_integer_extra(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_cp_async(Context& c, const Instruction& inst, uint32_t mask);
   void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void enter_function(Context& c, const Instruction& inst, uint32_t lanes, uint32_t callee_index);
@@ -2275,6 +2277,8 @@ void LaunchRun::do_assert(Context& c, const Instruction& inst, int lane) {
 }  // namespace gpuvp::ptx
 
 #include "models/gpu/ptx/executor_alu.inc"
+#include "models/gpu/ptx/executor_integer.inc"
+#include "models/gpu/ptx/executor_async.inc"
 #include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {

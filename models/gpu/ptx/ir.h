@@ -66,6 +66,10 @@ enum class Opcode : uint16_t {
   kBra, kBrx, kCall, kRet, kExit, kTrap, kBrkpt, kNanosleep,
   // barriers and warp-level
   kBarSync, kBarArrive, kBarRed, kBarWarpSync, kShfl, kVote, kMatch, kActivemask, kRedux,
+  // bit-field masks and extensions, SIMD video (executor_integer.inc)
+  kBmsk, kSzext, kVideo4,
+  // asynchronous global-to-shared copies (cp.async; executor_async.inc)
+  kCpAsync, kCpAsyncCommit, kCpAsyncWait,
   kCount
 };
 
@@ -79,6 +83,12 @@ enum class MulMode : uint8_t { kNone, kLo, kHi, kWide };
 enum class AtomOp : uint8_t { kNone, kAdd, kMin, kMax, kInc, kDec, kExch, kCas, kAnd, kOr, kXor };
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+// Instruction::mode of cvt.pack.sat (saturate two or three values and pack them into 32 bits).
+constexpr uint8_t kCvtPack = 1;
+// Instruction::mode of cp.async with .L2::cache_hint (its last operand is a cache policy).
+constexpr uint8_t kCpAsyncCacheHint = 2;
+// vop4 (mode of kVideo4).
+enum class VideoOp : uint8_t { kAdd, kSub, kAbsdiff, kMin, kMax };
 enum class TestpClass : uint8_t { kFinite, kInfinite, kNumber, kNotanumber, kNormal, kSubnormal };
 
 enum class SpecialRegister : uint8_t {
@@ -150,6 +160,8 @@ struct Instruction {
   bool l1_bypass = false;      // ld.cg / ld.cv / ld.volatile: not cached in L1 (timing only)
   bool ordered = false;        // .volatile/.relaxed/.acquire/.release/.mmio access: keeps its place
                                // among memory operations (block scheduler)
+  Type type3 = Type::kNone;    // third type: vop4 .btype, cvt.pack's .cType
+  bool accumulate = false;     // vop4 .add: sum of the lanes' results plus c
   bool has_guard = false;
   bool guard_negated = false;
   uint8_t operand_count = 0;
@@ -165,7 +177,8 @@ constexpr int destination_operand_count(const Instruction& inst) {
     case Opcode::kSt: case Opcode::kRed: case Opcode::kBra: case Opcode::kBrx: case Opcode::kCall:
     case Opcode::kRet: case Opcode::kExit: case Opcode::kTrap: case Opcode::kBrkpt: case Opcode::kNanosleep:
     case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarWarpSync: case Opcode::kMembar:
-    case Opcode::kFence: case Opcode::kPrefetch:
+    case Opcode::kFence: case Opcode::kPrefetch: case Opcode::kCpAsync: case Opcode::kCpAsyncCommit:
+    case Opcode::kCpAsyncWait:
       return 0;
     case Opcode::kSetp: case Opcode::kShfl:
       return 2;  // p|q, d|p

@@ -78,6 +78,13 @@ struct InstructionInfo {
   // outside shared memory, calls: printf, assert, indirect targets): never stepped with a
   // StepStage, only in the serial phase.
   bool serial = false;
+  // cp.async: a global read (access kLoad, space kGlobal) whose completion counts toward the
+  // warp's open copy group, not toward a register; commit_group closes that group; a wait
+  // (wait_group N, wait_all: N = 0) issues once at most N committed groups are in flight.
+  bool async_copy = false;
+  bool async_commit = false;
+  static constexpr uint32_t kNoAsyncWait = ~0u;
+  uint32_t async_wait_groups = kNoAsyncWait;
 };
 
 // One lane's memory access in a step, after generic-address resolution. kParam is the kernel's
