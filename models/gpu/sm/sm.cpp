@@ -5,6 +5,7 @@
 #include "models/gpu/device_regions.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <stdexcept>
 
@@ -54,6 +55,13 @@ struct WarpSlot {
   uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
   uint64_t missed_line = kNever;   // the line it last stalled on (counts a miss once)
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
+  // cp.async groups: copies in flight per group, in a ring indexed by the number of groups
+  // committed before it (the open group is async_committed's). A warp with more than
+  // kAsyncGroupRing groups in flight shares counters between groups kAsyncGroupRing apart,
+  // which only makes a wait wait longer.
+  static constexpr uint32_t kAsyncGroupRing = 16;
+  uint64_t async_committed = 0;
+  std::array<uint32_t, kAsyncGroupRing> async_in_flight{};
 };
 
 struct CtaRecord {
@@ -103,6 +111,8 @@ struct LoadRecord {  // in use: its bit in Impl::record_busy
   uint64_t ready_floor = 0;    // earliest completion (hit latency after the last lookup)
   uint8_t dst_count = 0;
   uint32_t dst[InstructionInfo::kMaxDst];
+  static constexpr uint8_t kNoAsyncGroup = 0xff;
+  uint8_t async_group = kNoAsyncGroup;  // cp.async: its group's slot in WarpSlot::async_in_flight
 };
 
 struct Mshr {  // in use: its bit in Impl::mshr_busy
@@ -476,6 +486,10 @@ struct Sm::Impl {
       }
     }
     const InstructionInfo& info = *w.next;
+    if (info.async_wait_groups != InstructionInfo::kNoAsyncWait && !async_wait_done(w, info.async_wait_groups)) {
+      set_memory_wait(slot, true);  // cleared when one of its copies completes
+      return kStallMemory;
+    }
     if (!w.operands_known) {
       uint64_t until = 0;
       const uint64_t* const ready_at = w.ready_at.data();
@@ -687,9 +701,21 @@ struct Sm::Impl {
     return kNone;
   }
 
+  // cp.async.wait_group n: every committed group but the n most recent has landed.
+  static bool async_wait_done(const WarpSlot& w, uint32_t n) {
+    const uint64_t ring = WarpSlot::kAsyncGroupRing;
+    const uint64_t newest_waited = w.async_committed > n ? w.async_committed - n : 0;  // groups [.., newest_waited)
+    const uint64_t oldest = w.async_committed > ring ? w.async_committed - ring : 0;
+    for (uint64_t g = oldest; g < newest_waited; ++g) {
+      if (w.async_in_flight[g % ring] != 0) return false;
+    }
+    return true;
+  }
+
   void complete(uint32_t r, uint64_t c) {
     LoadRecord& rec = records[r];
     WarpSlot& w = warps[rec.warp_slot];
+    if (rec.async_group != LoadRecord::kNoAsyncGroup) --w.async_in_flight[rec.async_group];
     const uint64_t ready = std::max(rec.ready_floor, c);
     for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
     --w.outstanding;
@@ -736,6 +762,7 @@ struct Sm::Impl {
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
+    if (info.async_commit) ++w.async_committed;
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
       uint32_t shared = 0, global = 0, local = 0, other = 0;
@@ -770,6 +797,11 @@ struct Sm::Impl {
           rec.warp_slot = slot;
           rec.pending = 0;
           rec.ready_floor = 0;
+          rec.async_group = LoadRecord::kNoAsyncGroup;
+          if (info.async_copy) {
+            rec.async_group = static_cast<uint8_t>(w.async_committed % WarpSlot::kAsyncGroupRing);
+            ++w.async_in_flight[rec.async_group];
+          }
           rec.dst_count = info.dst_count;
           for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
           ++w.outstanding;
@@ -1560,6 +1592,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.fetched_line = kNever;
     ws.missed_line = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
+    ws.async_committed = 0;
+    ws.async_in_flight.fill(0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
     ++s.resident_warps;
