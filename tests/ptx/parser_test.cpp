@@ -147,7 +147,7 @@ TEST(PtxParser, UnsupportedInstructionsAreLoadTimeErrorsNamingThem) {
       {"  tex.2d.v4.f32.f32 {%r0, %r1, %r2, %r3}, [p, {%r0, %r1}];", "tex.2d.v4.f32.f32"},
       {"  mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0}, {%r1}, {%r2}, {%r3};", "mma.sync"},
       {"  cp.async.bulk.shared::cluster.global [%r0], [p], 16, [%r1];", "cp.async.bulk"},
-      {"  wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r0}, [p];", "wmma.load"},
+      {"  wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r0}, [p];", "wmma.load"},
       {"  suld.b.1d.b32.trap {%r0}, [p, {%r1}];", "suld.b.1d.b32.trap"},
       {"  brx.idx %r0, $T;", "brx.idx"},
       {"  min.NaN.f32 %r0, %r1, %r2;", ".NaN"},

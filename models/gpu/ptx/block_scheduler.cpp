@@ -47,6 +47,7 @@ bool is_fence(const Instruction& inst) {
     case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarRed: case Opcode::kBarWarpSync:
     case Opcode::kShfl: case Opcode::kVote: case Opcode::kMatch: case Opcode::kActivemask: case Opcode::kRedux:
     case Opcode::kCpAsync: case Opcode::kCpAsyncCommit: case Opcode::kCpAsyncWait:
+    case Opcode::kWmmaLoad: case Opcode::kWmmaStore: case Opcode::kWmmaMma:
       return true;
     default:
       break;

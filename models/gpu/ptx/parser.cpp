@@ -88,6 +88,7 @@ std::optional<SpecialRegister> special_from_name(std::string_view name) {
 // Bit-field masks/extensions and the SIMD video instructions (vop4; the kind in Instruction::mode).
 std::optional<Opcode> integer_extra_opcode(std::string_view name) {
   if (name == "cp") return Opcode::kCpAsync;  // cp.async*: the form is read from the modifiers
+  if (name == "wmma") return Opcode::kWmmaMma;  // wmma.*: the form is read from the modifiers
   if (name == "bmsk") return Opcode::kBmsk;
   if (name == "szext") return Opcode::kSzext;
   if (name == "vadd4" || name == "vsub4" || name == "vabsdiff4" || name == "vmin4" || name == "vmax4") return Opcode::kVideo4;
@@ -1170,6 +1171,10 @@ class Parser {
     if (inst.opcode == Opcode::kVideo4) inst.mode = static_cast<uint8_t>(video_op_from_name(base));
     size_t first_modifier = 1;
     if (inst.opcode == Opcode::kCpAsync) first_modifier = decode_cp_async_form(inst, opcode_token, parts);
+    if (inst.opcode == Opcode::kWmmaMma) {
+      decode_wmma(inst, opcode_token, parts, raw);
+      return;
+    }
     if (inst.opcode == Opcode::kBarSync) {
       std::string_view kind = parts.size() > 1 ? parts[1] : "";
       if (kind == "sync" || (base == "bar" && kind.empty())) inst.opcode = Opcode::kBarSync;
@@ -1941,6 +1946,143 @@ class Parser {
       }
       set_operand(inst, 3, fourth);
     }
+  }
+
+  // wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.ss}.type  d, [p]{, stride}
+  // wmma.store.d.sync.aligned.{row,col}.shape{.ss}.type        [p], r{, stride}
+  // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.ctype  (f16/f32)
+  // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.atype.btype.ctype{.satfinite}
+  void decode_wmma(Instruction& inst, const Token& token, const std::vector<std::string_view>& parts,
+                   std::vector<RawOperand>& raw) {
+    const std::string text(token.text);
+    auto bad = [&](const std::string& why) { fail(token, "unsupported instruction '" + text + "' (" + why + ")"); };
+    auto element = [&](std::string_view name) {
+      if (name == "f16") return TensorElement::kF16;
+      if (name == "bf16") return TensorElement::kBF16;
+      if (name == "tf32") return TensorElement::kTF32;
+      if (name == "f32") return TensorElement::kF32;
+      if (name == "s8") return TensorElement::kS8;
+      if (name == "u8") return TensorElement::kU8;
+      if (name == "s32") return TensorElement::kS32;
+      bad("element type ." + std::string(name) + " is not modelled");
+      return TensorElement::kF32;
+    };
+    auto shape = [&](std::string_view name) {
+      for (uint8_t i = 0; i < std::size(kTensorShapes); ++i) {
+        const TensorShape& s = kTensorShapes[i];
+        if (name == "m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k)) return i;
+      }
+      bad("shape ." + std::string(name) + " is not modelled");
+      return uint8_t{0};
+    };
+    const std::string_view form = parts.size() > 1 ? parts[1] : "";
+    size_t i = 2;
+    if (form == "load" || form == "store") {
+      inst.opcode = form == "load" ? Opcode::kWmmaLoad : Opcode::kWmmaStore;
+      const std::string_view matrix = parts.size() > 2 ? parts[2] : "";
+      if (form == "load" && matrix != "a" && matrix != "b" && matrix != "c") bad("expected .a, .b or .c");
+      if (form == "store" && matrix != "d") bad("expected .d");
+      inst.mode = matrix == "a" ? 0 : matrix == "b" ? 1 : 2;
+      i = 3;
+    } else if (form == "mma") {
+      inst.opcode = Opcode::kWmmaMma;
+    } else {
+      bad("unknown form");
+    }
+    auto expect = [&](std::string_view what) {
+      if (i >= parts.size() || parts[i] != what) bad("expected ." + std::string(what));
+      ++i;
+    };
+    expect("sync");
+    expect("aligned");
+    auto layout = [&]() {
+      if (i < parts.size() && (parts[i] == "row" || parts[i] == "col")) return parts[i++] == "col";
+      bad("expected .row or .col");
+      return false;
+    };
+    inst.tensor_column_major = layout();
+    if (inst.opcode == Opcode::kWmmaMma) layout();  // b's layout: fragments are logical, see executor_tensor.inc
+    if (i >= parts.size()) bad("missing shape");
+    inst.tensor_shape = shape(parts[i++]);
+    std::vector<TensorElement> types;
+    for (; i < parts.size(); ++i) {
+      const std::string_view m = parts[i];
+      if (auto space = space_from_name(m)) {
+        if (inst.opcode == Opcode::kWmmaMma || inst.space != Space::kGeneric) bad("unexpected ." + std::string(m));
+        if (*space != Space::kGlobal && *space != Space::kShared) bad("fragments load from .global, .shared or generic addresses");
+        inst.space = *space;
+      } else if (m == "satfinite" && inst.opcode == Opcode::kWmmaMma) {
+        inst.saturate = true;
+      } else {
+        types.push_back(element(m));
+      }
+    }
+    const bool tf32_shape = kTensorShapes[inst.tensor_shape].k == 8;
+    if (inst.opcode == Opcode::kWmmaMma) {
+      if (types.size() == 2) {  // .dtype.ctype: f16 inputs
+        inst.tensor_d = types[0], inst.tensor_c = types[1];
+        inst.tensor_a = inst.tensor_b = TensorElement::kF16;
+        auto half_or_single = [](TensorElement e) { return e == TensorElement::kF16 || e == TensorElement::kF32; };
+        if (!half_or_single(inst.tensor_d) || !half_or_single(inst.tensor_c)) bad("f16 inputs accumulate in .f16 or .f32");
+      } else if (types.size() == 4) {
+        inst.tensor_d = types[0], inst.tensor_a = types[1], inst.tensor_b = types[2], inst.tensor_c = types[3];
+        const bool integer = inst.tensor_a == TensorElement::kS8 || inst.tensor_a == TensorElement::kU8;
+        if (integer) {
+          if ((inst.tensor_b != TensorElement::kS8 && inst.tensor_b != TensorElement::kU8) || inst.tensor_c != TensorElement::kS32 ||
+              inst.tensor_d != TensorElement::kS32) bad("8-bit inputs accumulate in .s32");
+        } else if (inst.tensor_a != inst.tensor_b || (inst.tensor_a != TensorElement::kBF16 && inst.tensor_a != TensorElement::kTF32) ||
+                   inst.tensor_c != TensorElement::kF32 || inst.tensor_d != TensorElement::kF32) {
+          bad("unsupported type combination");
+        }
+      } else {
+        bad("expected .dtype.ctype or .dtype.atype.btype.ctype");
+      }
+      if (inst.saturate && inst.tensor_d != TensorElement::kS32) bad(".satfinite applies to integer accumulation");
+      if (tf32_shape != (inst.tensor_a == TensorElement::kTF32)) bad("m16n16k8 is the .tf32 shape");
+      expect_count(token, raw, 4, 4);
+      for (int k = 0; k < 4; ++k) set_operand(inst, k, fragment(inst, raw[static_cast<size_t>(k)], k == 0 ? 3 : k - 1, k == 0));
+      return;
+    }
+    if (types.size() != 1) bad("expected one element type");
+    const TensorElement e = types[0];
+    if (inst.mode == 0) inst.tensor_a = e;
+    else if (inst.mode == 1) inst.tensor_b = e;
+    else inst.tensor_c = inst.tensor_d = e;
+    const bool input = inst.mode != 2;
+    const bool accumulator = e == TensorElement::kF16 || e == TensorElement::kF32 || e == TensorElement::kS32;
+    if (input ? e == TensorElement::kF32 || e == TensorElement::kS32 : !accumulator) bad("element type does not fit this fragment");
+    if (input && tf32_shape != (e == TensorElement::kTF32)) bad("m16n16k8 is the .tf32 shape");
+    expect_count(token, raw, 2, 3);
+    if (inst.opcode == Opcode::kWmmaLoad) {
+      set_operand(inst, 0, fragment(inst, raw[0], inst.mode, true));
+      set_operand(inst, 1, memory(raw[1]));
+    } else {
+      set_operand(inst, 0, memory(raw[0]));
+      set_operand(inst, 1, fragment(inst, raw[1], 3, false));
+    }
+    if (raw.size() == 3) set_operand(inst, 2, source(raw[2], Type::kU32, false));
+  }
+
+  // A fragment operand: a vector of 32-bit registers (f16/bf16 pairs, four 8-bit values, one
+  // f32/s32/tf32) whose slots over the warp cover the matrix a whole number of times.
+  Operand fragment(const Instruction& inst, const RawOperand& raw, int matrix, bool is_dest) {
+    if (raw.kind != RawOperand::Kind::kVector) fail(*raw.token, "a wmma fragment is a vector of registers");
+    Operand op = value_operand(raw, Type::kNone);
+    for (uint8_t k = 0; k < op.count; ++k) {
+      const Operand& e = current_->function->vector_elements[op.index + k];
+      if (e.kind != OperandKind::kRegister && !(is_dest && e.kind == OperandKind::kSink)) fail(*raw.token, "fragment elements must be registers");
+    }
+    const TensorShape& s = kTensorShapes[inst.tensor_shape];
+    const TensorElement kind = matrix == 0 ? inst.tensor_a : matrix == 1 ? inst.tensor_b : matrix == 2 ? inst.tensor_c : inst.tensor_d;
+    const uint32_t rows = matrix == 1 ? s.k : s.m, cols = matrix == 0 ? s.k : s.n;
+    const uint32_t per_register = kind == TensorElement::kF16 || kind == TensorElement::kBF16 ? 2
+                                  : kind == TensorElement::kS8 || kind == TensorElement::kU8 ? 4 : 1;
+    const uint32_t slots = 32u * op.count * per_register;
+    if (slots < rows * cols || slots % (rows * cols) != 0) {
+      fail(*raw.token, "a fragment of " + std::to_string(op.count) + " registers does not hold a " + std::to_string(rows) + "x" +
+                           std::to_string(cols) + " matrix");
+    }
+    return op;
   }
 
   static void set_operand(Instruction& inst, int index, const Operand& op) {

@@ -281,6 +281,7 @@ struct Sm::Impl {
     latency[static_cast<int>(UnitClass::kBranch)] = p.int32_latency;
     latency[static_cast<int>(UnitClass::kBarrier)] = p.int32_latency;
     latency[static_cast<int>(UnitClass::kOther)] = p.int32_latency;
+    latency[static_cast<int>(UnitClass::kTensor)] = p.tensor_latency;
   }
 
   const SmParams& params;
@@ -299,7 +300,7 @@ struct Sm::Impl {
   std::vector<std::vector<uint32_t>> order;  // per sub-core: warp slots by age
   std::vector<uint32_t> last_issued;         // per sub-core
   std::vector<uint64_t> unit_free;           // [subcore][unit]: first cycle the unit takes a warp
-  uint32_t interval[ptx::kUnitClassCount] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint32_t interval[ptx::kUnitClassCount] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   uint32_t latency[ptx::kUnitClassCount] = {};
   uint64_t next_age = 0;
   uint32_t resident_warps = 0;
@@ -750,6 +751,9 @@ struct Sm::Impl {
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
+    if (info.tensor_fma != 0) {  // the tensor units take M*N*K / rate cycles
+      free_at = c + std::max<uint64_t>(interval[unit], (info.tensor_fma + params.tensor_fma_per_cycle - 1) / params.tensor_fma_per_cycle);
+    }
     if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
     const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run) : nullptr);
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
