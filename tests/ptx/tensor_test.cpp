@@ -3,8 +3,11 @@
 // so every product and sum is exact in f32 (and in f16 for the f16 accumulator case).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -118,6 +121,46 @@ TEST(PtxWmma, S8InputsS32Accumulate) { run_case({"gemm_s8_s32_16x16x16_rc", In::
 TEST(PtxWmma, U8InputsM32N8) { run_case({"gemm_u8_s32_32x8x16_rr", In::kU8, Acc::kS32, 32, 8, true, true}); }
 TEST(PtxWmma, Bf16Inputs) { run_case({"gemm_bf16_f32_16x16x16_rc", In::kBF16, Acc::kF32, 16, 16, true, false}); }
 TEST(PtxWmma, Tf32InputsM16N16K8) { run_case({"gemm_tf32_f32_16x16x8_rc", In::kTF32, Acc::kF32, 16, 16, true, false}); }
+
+// tf32 rounding by value: to 11 significant bits (at the subnormal spacing 2^-136 below 2^-126).
+float ref_tf32(float x, int mode) {  // 0 rna, 1 rn, 2 rz
+  if (std::isnan(x) || std::isinf(x) || x == 0.0f) return x;
+  int e = 0;
+  std::frexp(x, &e);
+  const int quantum = std::max(e - 11, -136);
+  const double scaled = std::ldexp(static_cast<double>(x), -quantum);
+  double r = mode == 0 ? std::copysign(std::floor(std::fabs(scaled) + 0.5), scaled) : mode == 1 ? std::nearbyint(scaled) : std::trunc(scaled);
+  return static_cast<float>(std::ldexp(r, quantum));
+}
+
+TEST(PtxWmma, Tf32ConversionRoundsLikeTheIsa) {
+  Harness h("tensor");
+  std::vector<float> in = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 4096, 1.0f + 1.0f / 4096, -(1.0f + 1.0f / 4096),
+                           1.0f + 3.0f / 2048 + 1.0f / 4096, 3.4028235e38f, -3.4028235e38f, 1e-40f, -3e-39f, 1.17549435e-38f,
+                           std::numeric_limits<float>::infinity(), 0.1f, 3.14159265f, 65504.0f, 1e-3f};
+  uint32_t seed = 12345;
+  while (in.size() < 256) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t bits = seed;
+    if ((bits & 0x7f800000u) == 0x7f800000u) bits &= 0xbfffffffu;  // no NaN/inf from the generator
+    float v;
+    std::memcpy(&v, &bits, 4);
+    in.push_back(v);
+  }
+  const int n = static_cast<int>(in.size());
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<uint32_t>(3 * n));
+  LaunchResult r = h.launch("to_tf32", Dim3(n / 64), Dim3(64), 0, din, dout, n);
+  ASSERT_TRUE(r.ok()) << r.message;
+  const auto out = h.download<uint32_t>(dout, 3 * n);
+  for (int i = 0; i < n; ++i) {
+    for (int mode = 0; mode < 3; ++mode) {
+      const float expected = ref_tf32(in[i], mode);
+      float got;
+      std::memcpy(&got, &out[3 * i + mode], 4);
+      ASSERT_EQ(std::memcmp(&got, &expected, 4), 0) << "input " << in[i] << " mode " << mode << ": " << got << " vs " << expected;
+    }
+  }
+}
 
 TEST(PtxWmma, BadFormsAreRejectedWithAReason) {
   auto parse_error = [](const std::string& body) {

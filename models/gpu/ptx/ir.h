@@ -87,6 +87,8 @@ enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
 // Instruction::mode of cvt.pack.sat (saturate two or three values and pack them into 32 bits).
 constexpr uint8_t kCvtPack = 1;
+// Instruction::mode of cvt to .tf32 (the f32 rounded to 10 mantissa bits, kept in a .b32).
+constexpr uint8_t kCvtTf32 = 3;
 // Instruction::mode of cp.async with .L2::cache_hint (its last operand is a cache policy).
 constexpr uint8_t kCpAsyncCacheHint = 2;
 // wmma: element kinds of the fragments and the shapes (M, N, K).

@@ -1298,6 +1298,11 @@ class Parser {
     }
     if (op == Opcode::kVideo4 && m == "add") { inst.accumulate = true; return true; }
     if (op == Opcode::kCvt && m == "pack") { inst.mode = kCvtPack; return true; }
+    if (op == Opcode::kCvt && m == "tf32" && types.empty()) {  // the destination: a .b32 holding a tf32
+      inst.mode = kCvtTf32;
+      types.push_back(Type::kB32);
+      return true;
+    }
     if (op == Opcode::kCpAsync) {
       if (m == "ca") { inst.l1_bypass = false; return true; }
       if (m == "cg") { inst.l1_bypass = true; return true; }
@@ -1661,6 +1666,12 @@ class Parser {
         if (inst.mode == kCvtPack) {
           decode_cvt_pack(inst, token, raw);
           break;
+        }
+        if (inst.mode == kCvtTf32) {
+          const Rounding r = inst.rounding;
+          if (inst.type2 != Type::kF32 || (r != Rounding::kRna && r != Rounding::kRn && r != Rounding::kRz) || inst.relu) {
+            fail(token, "unsupported cvt to .tf32 (supported: .rna/.rn/.rz{.satfinite}.tf32.f32)");
+          }
         }
         if (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) {
           // cvt.rn.f16x2.f32 d, a, b: d.hi = a, d.lo = b

@@ -40,3 +40,13 @@ GEMM(gemm_s8_s32_16x16x16_rc, signed char, signed char, int, 16, 16, 16, row_maj
 GEMM(gemm_u8_s32_32x8x16_rr, unsigned char, unsigned char, int, 32, 8, 16, row_major, row_major)
 GEMM(gemm_bf16_f32_16x16x16_rc, __nv_bfloat16, __nv_bfloat16, float, 16, 16, 16, row_major, col_major)
 GEMM(gemm_tf32_f32_16x16x8_rc, float, wmma::precision::tf32, float, 16, 16, 8, row_major, col_major)
+
+// cvt to tf32 (what wmma::__float_to_tf32 emits), three roundings.
+extern "C" __global__ void to_tf32(const float* in, unsigned* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(in[i])); out[3 * i] = r;
+  asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(in[i])); out[3 * i + 1] = r;
+  asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r) : "f"(in[i])); out[3 * i + 2] = r;
+}
