@@ -145,8 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PtxParser, UnsupportedInstructionsAreLoadTimeErrorsNamingThem) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"  mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0}, {%r1}, {%r2}, {%r3};", "mma.sync"},
-      {"  cp.async.ca.shared.global [%r0], [p], 16;", "cp.async.ca.shared.global"},
-      {"  wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r0}, [p];", "wmma.load"},
+      {"  cp.async.bulk.shared::cluster.global [%r0], [p], 16, [%r1];", "cp.async.bulk"},
+      {"  wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r0}, [p];", "wmma.load"},
       {"  brx.idx %r0, $T;", "brx.idx"},
       {"  min.NaN.f32 %r0, %r1, %r2;", ".NaN"},
       {"  ld.global.v4.b128 {%r0, %r1, %r2, %r3}, [p];", "128-bit access"},

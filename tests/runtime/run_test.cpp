@@ -566,6 +566,27 @@ TEST(DeviceRuntime, DynamicParallelismUnderGpuvpRun) {
             4 + counters["child_launches"]["value"].get<uint64_t>());
 }
 
+// The toolkit's CUB and Thrust radix sorts (100,000 keys, checked against std::sort in the
+// program) load and run on the timing model: every instruction they use is accepted.
+TEST(GpuvpRun, CubAndThrustSortsRunOnTheTimingModel) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/cub_sort"}, seconds(600));
+  ASSERT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS cub_sort"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("instead of the timing model"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("runs on the functional model"), std::string::npos) << describe(r);
+}
+
+// wmma (tensor cores) and cp.async through the runtime, checked against a CPU GEMM in the
+// program, on the timing model.
+TEST(GpuvpRun, TensorCoresAndAsyncCopiesRunOnTheTimingModel) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/tensor_and_async"});
+  ASSERT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS tensor_and_async"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("instead of the timing model"), std::string::npos) << describe(r);
+}
+
 // ---- Bad input and faults.
 
 // Every faulting launch is counted in the exit summary, the first fault of each kernel is shown

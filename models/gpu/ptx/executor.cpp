@@ -1804,6 +1804,11 @@ class LaunchRun {
   void exec_alu(Context& c, const Instruction& inst, uint32_t mask);
   void exec_texture(Context& c, const Instruction& inst, uint32_t mask);  // executor_texture.inc
   void exec_float_special(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_integer_extra(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_cp_async(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_wmma_load(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_wmma_store(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_wmma_mma(Context& c, const Instruction& inst, uint32_t mask);
   void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void enter_function(Context& c, const Instruction& inst, uint32_t lanes, uint32_t callee_index);
@@ -2317,6 +2322,9 @@ void LaunchRun::do_set_conditional(Context& c, const Instruction& inst, int lane
 #include "models/gpu/ptx/executor_alu.inc"
 #include "models/gpu/ptx/executor_texture.inc"
 #include "models/gpu/ptx/executor_device_calls.inc"
+#include "models/gpu/ptx/executor_integer.inc"
+#include "models/gpu/ptx/executor_async.inc"
+#include "models/gpu/ptx/executor_tensor.inc"
 #include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {
@@ -2359,6 +2367,7 @@ const char* to_string(UnitClass unit) noexcept {
     case UnitClass::kBranch: return "branch";
     case UnitClass::kBarrier: return "barrier";
     case UnitClass::kOther: return "other";
+    case UnitClass::kTensor: return "tensor";
   }
   return "?";
 }

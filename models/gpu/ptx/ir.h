@@ -68,6 +68,12 @@ enum class Opcode : uint16_t {
   kBarSync, kBarArrive, kBarRed, kBarWarpSync, kShfl, kVote, kMatch, kActivemask, kRedux,
   // textures and surfaces (texture.h): Instruction::mode packs geometry and variant
   kTex, kTld4, kTxq, kSuld, kSust, kSuq,
+  // bit-field masks and extensions, SIMD video (executor_integer.inc)
+  kBmsk, kSzext, kVideo4,
+  // asynchronous global-to-shared copies (cp.async; executor_async.inc)
+  kCpAsync, kCpAsyncCommit, kCpAsyncWait,
+  // warp-level matrix multiply-accumulate (wmma.*; executor_tensor.inc)
+  kWmmaLoad, kWmmaStore, kWmmaMma,
   kCount
 };
 
@@ -81,6 +87,20 @@ enum class MulMode : uint8_t { kNone, kLo, kHi, kWide };
 enum class AtomOp : uint8_t { kNone, kAdd, kMin, kMax, kInc, kDec, kExch, kCas, kAnd, kOr, kXor };
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+// Instruction::mode of cvt.pack.sat (saturate two or three values and pack them into 32 bits).
+constexpr uint8_t kCvtPack = 1;
+// Instruction::mode of cvt to .tf32 (the f32 rounded to 10 mantissa bits, kept in a .b32).
+constexpr uint8_t kCvtTf32 = 3;
+// Instruction::mode of cp.async with .L2::cache_hint (its last operand is a cache policy).
+constexpr uint8_t kCpAsyncCacheHint = 2;
+// wmma: element kinds of the fragments and the shapes (M, N, K).
+enum class TensorElement : uint8_t { kF16, kBF16, kTF32, kF32, kS8, kU8, kS32 };
+struct TensorShape {
+  uint8_t m, n, k;
+};
+inline constexpr TensorShape kTensorShapes[] = {{16, 16, 16}, {8, 32, 16}, {32, 8, 16}, {16, 16, 8}};
+// vop4 (mode of kVideo4).
+enum class VideoOp : uint8_t { kAdd, kSub, kAbsdiff, kMin, kMax };
 enum class TestpClass : uint8_t { kFinite, kInfinite, kNumber, kNotanumber, kNormal, kSubnormal };
 
 enum class SpecialRegister : uint8_t {
@@ -152,6 +172,14 @@ struct Instruction {
   bool l1_bypass = false;      // ld.cg / ld.cv / ld.volatile: not cached in L1 (timing only)
   bool ordered = false;        // .volatile/.relaxed/.acquire/.release/.mmio access: keeps its place
                                // among memory operations (block scheduler)
+  Type type3 = Type::kNone;    // third type: vop4 .btype, cvt.pack's .cType
+  // wmma: the fragment (mode: 0 a, 1 b, 2 c/d), the shape (index into kTensorShapes), the
+  // memory layout of load/store, the element kinds of a, b, c and d.
+  uint8_t tensor_shape = 0;
+  bool tensor_column_major = false;
+  TensorElement tensor_a = TensorElement::kF16, tensor_b = TensorElement::kF16;
+  TensorElement tensor_c = TensorElement::kF32, tensor_d = TensorElement::kF32;
+  bool accumulate = false;     // vop4 .add: sum of the lanes' results plus c
   bool has_guard = false;
   bool guard_negated = false;
   uint8_t operand_count = 0;
@@ -167,7 +195,8 @@ constexpr int destination_operand_count(const Instruction& inst) {
     case Opcode::kSt: case Opcode::kRed: case Opcode::kBra: case Opcode::kBrx: case Opcode::kCall:
     case Opcode::kRet: case Opcode::kExit: case Opcode::kTrap: case Opcode::kBrkpt: case Opcode::kNanosleep:
     case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarWarpSync: case Opcode::kMembar:
-    case Opcode::kFence: case Opcode::kPrefetch: case Opcode::kSust:
+    case Opcode::kFence: case Opcode::kPrefetch: case Opcode::kSust: case Opcode::kCpAsync: case Opcode::kCpAsyncCommit:
+    case Opcode::kCpAsyncWait: case Opcode::kWmmaStore:
       return 0;
     case Opcode::kSetp: case Opcode::kShfl:
       return 2;  // p|q, d|p

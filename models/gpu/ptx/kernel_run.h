@@ -42,17 +42,18 @@ enum class UnitClass : uint8_t {
   kLdst,     // ld, st, atom, red, prefetch (any state space)
   kBranch,   // bra, call, ret, exit, trap, nanosleep
   kBarrier,  // bar.sync/arrive/red, bar.warp.sync
-  kOther,    // membar, fence
+  kOther,    // membar, fence, cp.async.commit_group/wait_group
+  kTensor,   // wmma.mma: the tensor cores
 };
-constexpr int kUnitClassCount = 8;
+constexpr int kUnitClassCount = 9;
 const char* to_string(UnitClass unit) noexcept;
 
 enum class AccessOp : uint8_t { kNone, kLoad, kStore, kAtomic, kReduction };
 
 // Static facts about one decoded instruction, known before it executes.
 struct InstructionInfo {
-  static constexpr int kMaxDst = 4;
-  static constexpr int kMaxSrc = 8;
+  static constexpr int kMaxDst = 8;   // a wmma accumulator fragment
+  static constexpr int kMaxSrc = 24;  // wmma.mma: a, b and c fragments
   UnitClass unit = UnitClass::kOther;
   AccessOp access = AccessOp::kNone;
   // Declared state space for memory ops (generic addresses are resolved per lane at step).
@@ -78,6 +79,15 @@ struct InstructionInfo {
   // outside shared memory, calls: printf, assert, indirect targets): never stepped with a
   // StepStage, only in the serial phase.
   bool serial = false;
+  // cp.async: a global read (access kLoad, space kGlobal) whose completion counts toward the
+  // warp's open copy group, not toward a register; commit_group closes that group; a wait
+  // (wait_group N, wait_all: N = 0) issues once at most N committed groups are in flight.
+  bool async_copy = false;
+  bool async_commit = false;
+  static constexpr uint32_t kNoAsyncWait = ~0u;
+  uint32_t async_wait_groups = kNoAsyncWait;
+  // wmma.mma: multiply-adds of the warp instruction (M x N x K), for the tensor units' rate.
+  uint32_t tensor_fma = 0;
 };
 
 // One lane's memory access in a step, after generic-address resolution. kParam is the kernel's

@@ -87,6 +87,24 @@ std::optional<SpecialRegister> special_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// Bit-field masks/extensions and the SIMD video instructions (vop4; the kind in Instruction::mode).
+std::optional<Opcode> integer_extra_opcode(std::string_view name) {
+  if (name == "cp") return Opcode::kCpAsync;  // cp.async*: the form is read from the modifiers
+  if (name == "wmma") return Opcode::kWmmaMma;  // wmma.*: the form is read from the modifiers
+  if (name == "bmsk") return Opcode::kBmsk;
+  if (name == "szext") return Opcode::kSzext;
+  if (name == "vadd4" || name == "vsub4" || name == "vabsdiff4" || name == "vmin4" || name == "vmax4") return Opcode::kVideo4;
+  return std::nullopt;
+}
+
+VideoOp video_op_from_name(std::string_view name) {
+  if (name == "vadd4") return VideoOp::kAdd;
+  if (name == "vsub4") return VideoOp::kSub;
+  if (name == "vabsdiff4") return VideoOp::kAbsdiff;
+  if (name == "vmin4") return VideoOp::kMin;
+  return VideoOp::kMax;
+}
+
 std::optional<Opcode> opcode_from_name(std::string_view name) {
   static constexpr std::pair<const char*, Opcode> kOpcodes[] = {
       {"add", Opcode::kAdd},       {"sub", Opcode::kSub},         {"mul", Opcode::kMul},
@@ -121,7 +139,7 @@ std::optional<Opcode> opcode_from_name(std::string_view name) {
   for (const auto& [text, op] : kOpcodes) {
     if (name == text) return op;
   }
-  return std::nullopt;
+  return integer_extra_opcode(name);
 }
 
 std::optional<Compare> compare_from_name(std::string_view name) {
@@ -1160,7 +1178,13 @@ class Parser {
     auto opcode = opcode_from_name(base);
     if (!opcode) fail(opcode_token, "unsupported instruction '" + std::string(text) + "'");
     inst.opcode = *opcode;
+    if (inst.opcode == Opcode::kVideo4) inst.mode = static_cast<uint8_t>(video_op_from_name(base));
     size_t first_modifier = 1;
+    if (inst.opcode == Opcode::kCpAsync) first_modifier = decode_cp_async_form(inst, opcode_token, parts);
+    if (inst.opcode == Opcode::kWmmaMma) {
+      decode_wmma(inst, opcode_token, parts, raw);
+      return;
+    }
     if (inst.opcode == Opcode::kBarSync) {
       std::string_view kind = parts.size() > 1 ? parts[1] : "";
       if (kind == "sync" || (base == "bar" && kind.empty())) inst.opcode = Opcode::kBarSync;
@@ -1184,7 +1208,12 @@ class Parser {
     }
     if (!types.empty()) inst.type = types[0];
     if (types.size() > 1) inst.type2 = types[1];
-    if (types.size() > 2) fail(opcode_token, "too many types in '" + std::string(text) + "'");
+    if (types.size() > 2) {
+      // vop4.dtype.atype.btype and cvt.pack.sat.convertType.s32.b32 name three types.
+      const bool three = inst.opcode == Opcode::kVideo4 || (inst.opcode == Opcode::kCvt && inst.mode == kCvtPack);
+      if (!three || types.size() > 3) fail(opcode_token, "too many types in '" + std::string(text) + "'");
+      inst.type3 = types[2];
+    }
     if (inst.space == Space::kParam && inst.opcode == Opcode::kCvta) {
       fail(opcode_token, "unsupported instruction '" + std::string(text) + "' (cvta.param)");
     }
@@ -1270,6 +1299,29 @@ class Parser {
       if (m == "wrap") { inst.clamp = false; return true; }
     }
     if (op == Opcode::kBfind && m == "shiftamt") { inst.clamp = true; return true; }
+    if (op == Opcode::kBmsk || op == Opcode::kSzext) {
+      if (m == "clamp") { inst.clamp = true; return true; }
+      if (m == "wrap") { inst.clamp = false; return true; }
+    }
+    if (op == Opcode::kDp2a) {
+      if (m == "lo") { inst.mul_mode = MulMode::kLo; return true; }
+      if (m == "hi") { inst.mul_mode = MulMode::kHi; return true; }
+    }
+    if (op == Opcode::kVideo4 && m == "add") { inst.accumulate = true; return true; }
+    if (op == Opcode::kCvt && m == "pack") { inst.mode = kCvtPack; return true; }
+    if (op == Opcode::kCvt && m == "tf32" && types.empty()) {  // the destination: a .b32 holding a tf32
+      inst.mode = kCvtTf32;
+      types.push_back(Type::kB32);
+      return true;
+    }
+    if (op == Opcode::kCpAsync) {
+      if (m == "ca") { inst.l1_bypass = false; return true; }
+      if (m == "cg") { inst.l1_bypass = true; return true; }
+      if (m == "shared" || m == "shared::cta") { inst.space = Space::kShared; return true; }
+      if (m == "global") { inst.space2 = Space::kGlobal; return true; }
+      if (m == "L2::cache_hint") { inst.mode = kCpAsyncCacheHint; return true; }
+      return m.find("::") != std::string_view::npos;  // L2::128B, L2::cache_hint ...: hints
+    }
     if (op == Opcode::kCvta || op == Opcode::kIsspacep) {
       if (m == "to") { inst.to_space = true; return true; }
     }
@@ -1546,11 +1598,11 @@ class Parser {
         need_type({});
         expect_count(token, raw, 4, 4);
         if (inst.opcode == Opcode::kMad && !is_float(t) && inst.mul_mode == MulMode::kNone) fail(token, "integer mad needs .lo, .hi or .wide");
-        if (inst.opcode == Opcode::kDp2a) fail(token, "unsupported instruction 'dp2a'");
+        if (inst.opcode == Opcode::kDp2a && inst.mul_mode == MulMode::kNone) fail(token, "dp2a needs .lo or .hi");
         set(0, dest(raw[0], false, token));
         const Type c_type = (inst.mul_mode == MulMode::kWide) ? Type::kB64 : t;
         set(1, source(raw[1], t, false));
-        set(2, source(raw[2], inst.opcode == Opcode::kDp4a ? inst.type2 : t, false));
+        set(2, source(raw[2], (inst.opcode == Opcode::kDp4a || inst.opcode == Opcode::kDp2a) ? inst.type2 : t, false));
         set(3, source(raw[3], c_type, false));
         break;
       }
@@ -1577,7 +1629,7 @@ class Parser {
         need_type({});
         size_t count = inst.opcode == Opcode::kBfi ? 5 : inst.opcode == Opcode::kLop3 ? 5 : 4;
         expect_count(token, raw, count, count);
-        if (inst.opcode == Opcode::kFns) fail(token, "unsupported instruction 'fns'");
+        if (inst.opcode == Opcode::kFns && t != Type::kB32) fail(token, "fns is .b32 only");
         set(0, dest(raw[0], false, token));
         for (size_t i = 1; i < count; ++i) {
           Type st = t;
@@ -1585,6 +1637,7 @@ class Parser {
           if (inst.opcode == Opcode::kBfi && i >= 3) st = Type::kU32;
           if ((inst.opcode == Opcode::kPrmt || inst.opcode == Opcode::kShf) && i == 3) st = Type::kU32;
           if (inst.opcode == Opcode::kLop3 && i == 4) st = Type::kU32;
+          if (inst.opcode == Opcode::kFns && i == 3) st = Type::kS32;
           if (inst.opcode == Opcode::kSlct && i == 3) st = inst.type2;
           bool p = inst.opcode == Opcode::kSelp && i == 3;
           set(static_cast<int>(i), source(raw[i], st, p));
@@ -1628,6 +1681,16 @@ class Parser {
         need_type({});
         if (inst.type2 == Type::kNone) fail(token, "cvt needs destination and source types");
         if (inst.type == Type::kPred || inst.type2 == Type::kPred) fail(token, "cvt does not convert predicates");
+        if (inst.mode == kCvtPack) {
+          decode_cvt_pack(inst, token, raw);
+          break;
+        }
+        if (inst.mode == kCvtTf32) {
+          const Rounding r = inst.rounding;
+          if (inst.type2 != Type::kF32 || (r != Rounding::kRna && r != Rounding::kRn && r != Rounding::kRz) || inst.relu) {
+            fail(token, "unsupported cvt to .tf32 (supported: .rna/.rn/.rz{.satfinite}.tf32.f32)");
+          }
+        }
         if (inst.type == Type::kF16x2 || inst.type == Type::kBF16x2) {
           // cvt.rn.f16x2.f32 d, a, b: d.hi = a, d.lo = b
           if (inst.type2 != Type::kF32) fail(token, "packed cvt converts from .f32 only");
@@ -1816,10 +1879,244 @@ class Parser {
         set(2, source(raw[2], Type::kB32, false));
         break;
       }
+      case Opcode::kBmsk: case Opcode::kSzext: case Opcode::kVideo4:
+        decode_integer_extra(inst, token, raw);
+        break;
+      case Opcode::kCpAsync: case Opcode::kCpAsyncCommit: case Opcode::kCpAsyncWait:
+        decode_cp_async(inst, token, raw);
+        break;
       default:
         fail(token, "unsupported instruction '" + std::string(token.text) + "'");
     }
     // Vectors were only allowed where decoded above; registers must exist (indices valid).
+  }
+
+  // bmsk.mode.b32 d, a, b   szext.mode.{u32,s32} d, a, b   vop4.dtype.atype.btype{.sat|.add} d, a, b, c
+  void decode_integer_extra(Instruction& inst, const Token& token, std::vector<RawOperand>& raw) {
+    const Type t = inst.type;
+    const bool word = t == Type::kB32 || t == Type::kU32 || t == Type::kS32;
+    if (!word) fail(token, "'" + std::string(token.text) + "' needs a 32-bit type");
+    if (inst.opcode == Opcode::kBmsk && t != Type::kB32) fail(token, "bmsk is .b32 only");
+    if (inst.opcode == Opcode::kSzext && t == Type::kB32) fail(token, "szext needs .u32 or .s32");
+    if (inst.opcode == Opcode::kVideo4) {
+      auto integer = [](Type x) { return x == Type::kU32 || x == Type::kS32; };
+      if (!integer(t) || !integer(inst.type2) || !integer(inst.type3)) fail(token, "'" + std::string(token.text) + "' needs .dtype.atype.btype, each .u32 or .s32");
+      if (inst.accumulate && inst.saturate) fail(token, "vop4 cannot saturate with .add");
+      expect_count(token, raw, 4, 4);
+    } else {
+      expect_count(token, raw, 3, 3);
+    }
+    set_operand(inst, 0, dest(raw[0], false, token));
+    set_operand(inst, 1, source(raw[1], inst.opcode == Opcode::kVideo4 ? inst.type2 : t, false));
+    set_operand(inst, 2, source(raw[2], inst.opcode == Opcode::kVideo4 ? inst.type3 : Type::kU32, false));
+    if (inst.opcode == Opcode::kVideo4) set_operand(inst, 3, source(raw[3], t, false));
+  }
+
+  // cvt.pack.sat.{u16,s16}.s32 d, a, b   cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c
+  void decode_cvt_pack(Instruction& inst, const Token& token, std::vector<RawOperand>& raw) {
+    const Type t = inst.type;
+    const bool half = t == Type::kU16 || t == Type::kS16;
+    const bool byte = t == Type::kU8 || t == Type::kS8;
+    if (!inst.saturate) fail(token, "cvt.pack needs .sat");
+    if (inst.type2 != Type::kS32 || (!half && !byte)) fail(token, "unsupported cvt.pack types (supported: .u16/.s16.s32, .u8/.s8.s32.b32)");
+    if (byte != (inst.type3 == Type::kB32)) fail(token, "cvt.pack to 8 bits needs .s32.b32, to 16 bits .s32");
+    expect_count(token, raw, byte ? 4 : 3, byte ? 4 : 3);
+    set_operand(inst, 0, dest(raw[0], false, token));
+    set_operand(inst, 1, source(raw[1], Type::kS32, false));
+    set_operand(inst, 2, source(raw[2], Type::kS32, false));
+    if (byte) set_operand(inst, 3, source(raw[3], Type::kB32, false));
+  }
+
+  // cp.async.{ca,cg}.shared.global, cp.async.commit_group, cp.async.wait_group, cp.async.wait_all:
+  // the opcode, and where the modifiers start.
+  size_t decode_cp_async_form(Instruction& inst, const Token& token, const std::vector<std::string_view>& parts) {
+    const std::string_view kind = parts.size() > 2 && parts[1] == "async" ? parts[2] : "";
+    if (kind == "commit_group") inst.opcode = Opcode::kCpAsyncCommit;
+    else if (kind == "wait_group") inst.opcode = Opcode::kCpAsyncWait;
+    else if (kind == "wait_all") inst.opcode = Opcode::kCpAsyncWait, inst.mode = 1;
+    else if (kind == "ca" || kind == "cg") return 2;
+    else fail(token, "unsupported instruction '" + std::string(token.text) + "'" +
+                         (kind == "mbarrier" ? " (cp.async.mbarrier.arrive: mbarrier objects are not modelled)" : ""));
+    if (parts.size() > 3) fail(token, "unexpected modifier in '" + std::string(token.text) + "'");
+    return 3;
+  }
+
+  // cp.async.ca.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy};
+  // wait_group N (wait_all: N = 0).
+  void decode_cp_async(Instruction& inst, const Token& token, std::vector<RawOperand>& raw) {
+    if (inst.opcode == Opcode::kCpAsyncCommit || (inst.opcode == Opcode::kCpAsyncWait && inst.mode == 1)) {
+      expect_count(token, raw, 0, 0);
+      return;
+    }
+    if (inst.opcode == Opcode::kCpAsyncWait) {
+      expect_count(token, raw, 1, 1);
+      const Operand n = source(raw[0], Type::kU32, false);
+      if (n.kind != OperandKind::kImmediate || n.value < 0) fail(*raw[0].token, "cp.async.wait_group needs a constant group count");
+      set_operand(inst, 0, n);
+      return;
+    }
+    if (inst.space != Space::kShared || inst.space2 != Space::kGlobal) fail(token, "cp.async copies .shared.global only");
+    const size_t policy = inst.mode == kCpAsyncCacheHint ? 1 : 0;  // a trailing cache-policy operand
+    expect_count(token, raw, 3 + policy, 4 + policy);
+    set_operand(inst, 0, memory(raw[0]));
+    set_operand(inst, 1, memory(raw[1]));
+    const Operand size = source(raw[2], Type::kU32, false);
+    if (size.kind != OperandKind::kImmediate || (size.value != 4 && size.value != 8 && size.value != 16)) {
+      fail(*raw[2].token, "cp.async copy size must be 4, 8 or 16");
+    }
+    if (inst.l1_bypass && size.value != 16) fail(*raw[2].token, "cp.async.cg copies 16 bytes");
+    set_operand(inst, 2, size);
+    if (raw.size() - policy > 3) {
+      // src-size (bytes read; the rest is zero-filled) or the ignore-src predicate; the cache
+      // policy operand changes no value.
+      const Operand fourth = value_operand(raw[3], Type::kU32);
+      if (fourth.kind != OperandKind::kPredicate && fourth.kind != OperandKind::kRegister && fourth.kind != OperandKind::kImmediate) {
+        fail(*raw[3].token, "cp.async src-size must be a register or constant, ignore-src a predicate");
+      }
+      set_operand(inst, 3, fourth);
+    }
+  }
+
+  // wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.ss}.type  d, [p]{, stride}
+  // wmma.store.d.sync.aligned.{row,col}.shape{.ss}.type        [p], r{, stride}
+  // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.ctype  (f16/f32)
+  // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.atype.btype.ctype{.satfinite}
+  void decode_wmma(Instruction& inst, const Token& token, const std::vector<std::string_view>& parts,
+                   std::vector<RawOperand>& raw) {
+    const std::string text(token.text);
+    auto bad = [&](const std::string& why) { fail(token, "unsupported instruction '" + text + "' (" + why + ")"); };
+    auto element = [&](std::string_view name) {
+      if (name == "f16") return TensorElement::kF16;
+      if (name == "bf16") return TensorElement::kBF16;
+      if (name == "tf32") return TensorElement::kTF32;
+      if (name == "f32") return TensorElement::kF32;
+      if (name == "s8") return TensorElement::kS8;
+      if (name == "u8") return TensorElement::kU8;
+      if (name == "s32") return TensorElement::kS32;
+      bad("element type ." + std::string(name) + " is not modelled");
+      return TensorElement::kF32;
+    };
+    auto shape = [&](std::string_view name) {
+      for (uint8_t i = 0; i < std::size(kTensorShapes); ++i) {
+        const TensorShape& s = kTensorShapes[i];
+        if (name == "m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k)) return i;
+      }
+      bad("shape ." + std::string(name) + " is not modelled");
+      return uint8_t{0};
+    };
+    const std::string_view form = parts.size() > 1 ? parts[1] : "";
+    size_t i = 2;
+    if (form == "load" || form == "store") {
+      inst.opcode = form == "load" ? Opcode::kWmmaLoad : Opcode::kWmmaStore;
+      const std::string_view matrix = parts.size() > 2 ? parts[2] : "";
+      if (form == "load" && matrix != "a" && matrix != "b" && matrix != "c") bad("expected .a, .b or .c");
+      if (form == "store" && matrix != "d") bad("expected .d");
+      inst.mode = matrix == "a" ? 0 : matrix == "b" ? 1 : 2;
+      i = 3;
+    } else if (form == "mma") {
+      inst.opcode = Opcode::kWmmaMma;
+    } else {
+      bad("unknown form");
+    }
+    auto expect = [&](std::string_view what) {
+      if (i >= parts.size() || parts[i] != what) bad("expected ." + std::string(what));
+      ++i;
+    };
+    expect("sync");
+    expect("aligned");
+    auto layout = [&]() {
+      if (i < parts.size() && (parts[i] == "row" || parts[i] == "col")) return parts[i++] == "col";
+      bad("expected .row or .col");
+      return false;
+    };
+    inst.tensor_column_major = layout();
+    if (inst.opcode == Opcode::kWmmaMma) layout();  // b's layout: fragments are logical, see executor_tensor.inc
+    if (i >= parts.size()) bad("missing shape");
+    inst.tensor_shape = shape(parts[i++]);
+    std::vector<TensorElement> types;
+    for (; i < parts.size(); ++i) {
+      const std::string_view m = parts[i];
+      if (auto space = space_from_name(m)) {
+        if (inst.opcode == Opcode::kWmmaMma || inst.space != Space::kGeneric) bad("unexpected ." + std::string(m));
+        if (*space != Space::kGlobal && *space != Space::kShared) bad("fragments load from .global, .shared or generic addresses");
+        inst.space = *space;
+      } else if (m == "satfinite" && inst.opcode == Opcode::kWmmaMma) {
+        inst.saturate = true;
+      } else {
+        types.push_back(element(m));
+      }
+    }
+    const bool tf32_shape = kTensorShapes[inst.tensor_shape].k == 8;
+    if (inst.opcode == Opcode::kWmmaMma) {
+      if (types.size() == 2) {  // .dtype.ctype: f16 inputs
+        inst.tensor_d = types[0], inst.tensor_c = types[1];
+        inst.tensor_a = inst.tensor_b = TensorElement::kF16;
+        auto half_or_single = [](TensorElement e) { return e == TensorElement::kF16 || e == TensorElement::kF32; };
+        if (!half_or_single(inst.tensor_d) || !half_or_single(inst.tensor_c)) bad("f16 inputs accumulate in .f16 or .f32");
+      } else if (types.size() == 4) {
+        inst.tensor_d = types[0], inst.tensor_a = types[1], inst.tensor_b = types[2], inst.tensor_c = types[3];
+        const bool integer = inst.tensor_a == TensorElement::kS8 || inst.tensor_a == TensorElement::kU8;
+        if (integer) {
+          if ((inst.tensor_b != TensorElement::kS8 && inst.tensor_b != TensorElement::kU8) || inst.tensor_c != TensorElement::kS32 ||
+              inst.tensor_d != TensorElement::kS32) bad("8-bit inputs accumulate in .s32");
+        } else if (inst.tensor_a != inst.tensor_b || (inst.tensor_a != TensorElement::kBF16 && inst.tensor_a != TensorElement::kTF32) ||
+                   inst.tensor_c != TensorElement::kF32 || inst.tensor_d != TensorElement::kF32) {
+          bad("unsupported type combination");
+        }
+      } else {
+        bad("expected .dtype.ctype or .dtype.atype.btype.ctype");
+      }
+      if (inst.saturate && inst.tensor_d != TensorElement::kS32) bad(".satfinite applies to integer accumulation");
+      if (tf32_shape != (inst.tensor_a == TensorElement::kTF32)) bad("m16n16k8 is the .tf32 shape");
+      expect_count(token, raw, 4, 4);
+      for (int k = 0; k < 4; ++k) set_operand(inst, k, fragment(inst, raw[static_cast<size_t>(k)], k == 0 ? 3 : k - 1, k == 0));
+      return;
+    }
+    if (types.size() != 1) bad("expected one element type");
+    const TensorElement e = types[0];
+    if (inst.mode == 0) inst.tensor_a = e;
+    else if (inst.mode == 1) inst.tensor_b = e;
+    else inst.tensor_c = inst.tensor_d = e;
+    const bool input = inst.mode != 2;
+    const bool accumulator = e == TensorElement::kF16 || e == TensorElement::kF32 || e == TensorElement::kS32;
+    if (input ? e == TensorElement::kF32 || e == TensorElement::kS32 : !accumulator) bad("element type does not fit this fragment");
+    if (input && tf32_shape != (e == TensorElement::kTF32)) bad("m16n16k8 is the .tf32 shape");
+    expect_count(token, raw, 2, 3);
+    if (inst.opcode == Opcode::kWmmaLoad) {
+      set_operand(inst, 0, fragment(inst, raw[0], inst.mode, true));
+      set_operand(inst, 1, memory(raw[1]));
+    } else {
+      set_operand(inst, 0, memory(raw[0]));
+      set_operand(inst, 1, fragment(inst, raw[1], 3, false));
+    }
+    if (raw.size() == 3) set_operand(inst, 2, source(raw[2], Type::kU32, false));
+  }
+
+  // A fragment operand: a vector of 32-bit registers (f16/bf16 pairs, four 8-bit values, one
+  // f32/s32/tf32) whose slots over the warp cover the matrix a whole number of times.
+  Operand fragment(const Instruction& inst, const RawOperand& raw, int matrix, bool is_dest) {
+    if (raw.kind != RawOperand::Kind::kVector) fail(*raw.token, "a wmma fragment is a vector of registers");
+    Operand op = value_operand(raw, Type::kNone);
+    for (uint8_t k = 0; k < op.count; ++k) {
+      const Operand& e = current_->function->vector_elements[op.index + k];
+      if (e.kind != OperandKind::kRegister && !(is_dest && e.kind == OperandKind::kSink)) fail(*raw.token, "fragment elements must be registers");
+    }
+    const TensorShape& s = kTensorShapes[inst.tensor_shape];
+    const TensorElement kind = matrix == 0 ? inst.tensor_a : matrix == 1 ? inst.tensor_b : matrix == 2 ? inst.tensor_c : inst.tensor_d;
+    const uint32_t rows = matrix == 1 ? s.k : s.m, cols = matrix == 0 ? s.k : s.n;
+    const uint32_t per_register = kind == TensorElement::kF16 || kind == TensorElement::kBF16 ? 2
+                                  : kind == TensorElement::kS8 || kind == TensorElement::kU8 ? 4 : 1;
+    const uint32_t slots = 32u * op.count * per_register;
+    if (slots < rows * cols || slots % (rows * cols) != 0) {
+      fail(*raw.token, "a fragment of " + std::to_string(op.count) + " registers does not hold a " + std::to_string(rows) + "x" +
+                           std::to_string(cols) + " matrix");
+    }
+    return op;
+  }
+
+  static void set_operand(Instruction& inst, int index, const Operand& op) {
+    inst.operands[index] = op;
+    inst.operand_count = static_cast<uint8_t>(std::max<int>(inst.operand_count, index + 1));
   }
 
   void decode_call(Instruction& inst, const Token& token, std::vector<RawOperand>& raw) {

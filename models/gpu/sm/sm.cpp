@@ -5,6 +5,7 @@
 #include "models/gpu/device_regions.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <stdexcept>
 
@@ -54,6 +55,13 @@ struct WarpSlot {
   uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
   uint64_t missed_line = kNever;   // the line it last stalled on (counts a miss once)
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
+  // cp.async groups: copies in flight per group, in a ring indexed by the number of groups
+  // committed before it (the open group is async_committed's). A warp with more than
+  // kAsyncGroupRing groups in flight shares counters between groups kAsyncGroupRing apart,
+  // which only makes a wait wait longer.
+  static constexpr uint32_t kAsyncGroupRing = 16;
+  uint64_t async_committed = 0;
+  std::array<uint32_t, kAsyncGroupRing> async_in_flight{};
 };
 
 struct CtaRecord {
@@ -103,6 +111,8 @@ struct LoadRecord {  // in use: its bit in Impl::record_busy
   uint64_t ready_floor = 0;    // earliest completion (hit latency after the last lookup)
   uint8_t dst_count = 0;
   uint32_t dst[InstructionInfo::kMaxDst];
+  static constexpr uint8_t kNoAsyncGroup = 0xff;
+  uint8_t async_group = kNoAsyncGroup;  // cp.async: its group's slot in WarpSlot::async_in_flight
 };
 
 struct Mshr {  // in use: its bit in Impl::mshr_busy
@@ -271,6 +281,7 @@ struct Sm::Impl {
     latency[static_cast<int>(UnitClass::kBranch)] = p.int32_latency;
     latency[static_cast<int>(UnitClass::kBarrier)] = p.int32_latency;
     latency[static_cast<int>(UnitClass::kOther)] = p.int32_latency;
+    latency[static_cast<int>(UnitClass::kTensor)] = p.tensor_latency;
   }
 
   const SmParams& params;
@@ -289,7 +300,7 @@ struct Sm::Impl {
   std::vector<std::vector<uint32_t>> order;  // per sub-core: warp slots by age
   std::vector<uint32_t> last_issued;         // per sub-core
   std::vector<uint64_t> unit_free;           // [subcore][unit]: first cycle the unit takes a warp
-  uint32_t interval[ptx::kUnitClassCount] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint32_t interval[ptx::kUnitClassCount] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   uint32_t latency[ptx::kUnitClassCount] = {};
   uint64_t next_age = 0;
   uint32_t resident_warps = 0;
@@ -476,6 +487,10 @@ struct Sm::Impl {
       }
     }
     const InstructionInfo& info = *w.next;
+    if (info.async_wait_groups != InstructionInfo::kNoAsyncWait && !async_wait_done(w, info.async_wait_groups)) {
+      set_memory_wait(slot, true);  // cleared when one of its copies completes
+      return kStallMemory;
+    }
     if (!w.operands_known) {
       uint64_t until = 0;
       const uint64_t* const ready_at = w.ready_at.data();
@@ -687,9 +702,21 @@ struct Sm::Impl {
     return kNone;
   }
 
+  // cp.async.wait_group n: every committed group but the n most recent has landed.
+  static bool async_wait_done(const WarpSlot& w, uint32_t n) {
+    const uint64_t ring = WarpSlot::kAsyncGroupRing;
+    const uint64_t newest_waited = w.async_committed > n ? w.async_committed - n : 0;  // groups [.., newest_waited)
+    const uint64_t oldest = w.async_committed > ring ? w.async_committed - ring : 0;
+    for (uint64_t g = oldest; g < newest_waited; ++g) {
+      if (w.async_in_flight[g % ring] != 0) return false;
+    }
+    return true;
+  }
+
   void complete(uint32_t r, uint64_t c) {
     LoadRecord& rec = records[r];
     WarpSlot& w = warps[rec.warp_slot];
+    if (rec.async_group != LoadRecord::kNoAsyncGroup) --w.async_in_flight[rec.async_group];
     const uint64_t ready = std::max(rec.ready_floor, c);
     for (uint8_t i = 0; i < rec.dst_count; ++i) w.ready_at[rec.dst[i]] = ready;
     --w.outstanding;
@@ -724,6 +751,9 @@ struct Sm::Impl {
     const uint32_t unit = static_cast<uint32_t>(info.unit);
     uint64_t& free_at = unit_free[k * ptx::kUnitClassCount + unit];
     free_at = c + interval[unit];
+    if (info.tensor_fma != 0) {  // the tensor units take M*N*K / rate cycles
+      free_at = c + std::max<uint64_t>(interval[unit], (info.tensor_fma + params.tensor_fma_per_cycle - 1) / params.tensor_fma_per_cycle);
+    }
     if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
     const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run) : nullptr);
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
@@ -738,6 +768,7 @@ struct Sm::Impl {
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
     // A device-runtime call (malloc, free, a child launch) holds the warp for its cost.
     if (step.runtime_call_cycles != 0) w.start_cycle = std::max(w.start_cycle, c + step.runtime_call_cycles);
+    if (info.async_commit) ++w.async_committed;
     uint64_t ready = c + latency[unit];
     if (info.access != AccessOp::kNone && step.access_mask != 0) {
       uint32_t shared = 0, global = 0, local = 0, other = 0;
@@ -772,6 +803,11 @@ struct Sm::Impl {
           rec.warp_slot = slot;
           rec.pending = 0;
           rec.ready_floor = 0;
+          rec.async_group = LoadRecord::kNoAsyncGroup;
+          if (info.async_copy) {
+            rec.async_group = static_cast<uint8_t>(w.async_committed % WarpSlot::kAsyncGroupRing);
+            ++w.async_in_flight[rec.async_group];
+          }
           rec.dst_count = info.dst_count;
           for (uint8_t i = 0; i < info.dst_count; ++i) rec.dst[i] = info.dst[i];
           ++w.outstanding;
@@ -1557,6 +1593,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.fetched_line = kNever;
     ws.missed_line = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
+    ws.async_committed = 0;
+    ws.async_in_flight.fill(0);
     cta.warp_slots.push_back(slot);
     s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
     ++s.resident_warps;

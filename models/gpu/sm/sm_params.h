@@ -40,6 +40,8 @@ struct SmParams {
   uint32_t fp64_latency = 0;
   uint32_t int32_latency = 0;
   uint32_t sfu_latency = 0;
+  uint32_t tensor_latency = 0;        // wmma.mma dependent-issue latency
+  uint32_t tensor_fma_per_cycle = 0;  // per sub-core
   uint32_t shared_latency = 0;  // shared-memory load, no bank conflict
   uint32_t shared_banks = 0;    // 4-byte banks
   uint64_t l1_bytes = 0;
@@ -93,6 +95,11 @@ struct SmParams {
     k.integer(&SmParams::fp64_latency, "gpu.sm.fp64_latency", 8, 1, 1000, "FP64 dependent-issue latency (cycles)");
     k.integer(&SmParams::int32_latency, "gpu.sm.int32_latency", 4, 1, 1000, "INT32 dependent-issue latency (cycles)");
     k.integer(&SmParams::sfu_latency, "gpu.sm.sfu_latency", 14, 1, 1000, "SFU dependent-issue latency (cycles)");
+    k.integer(&SmParams::tensor_latency, "gpu.sm.tensor_latency", 64, 1, 10000,
+              "wmma.mma dependent-issue latency (cycles; GPGPU-Sim/Accel-Sim QV100 PTX mode: ptx_opcode_latency_tesnor 64)");
+    k.integer(&SmParams::tensor_fma_per_cycle, "gpu.sm.tensor_fma_per_cycle", 128, 1, 65536,
+              "tensor-core multiply-adds per cycle per sub-core: a wmma.mma of M x N x K occupies its sub-core's tensor "
+              "units M*N*K / this many cycles (Tesla V100 whitepaper: 2 tensor cores per sub-core x 64 FMA per clock)");
     k.integer(&SmParams::shared_latency, "gpu.sm.shared_latency", 19, 1, 1000,
               "shared-memory load latency without bank conflicts (cycles)");
     k.integer(&SmParams::shared_banks, "gpu.sm.shared_banks", 32, 1, 64, "shared-memory banks (4 bytes wide)");
