@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpuvp/occupancy.h"
 #include "sw/driver/ivshmem_client.h"
 
 namespace gpuvp::cudart {
@@ -162,6 +163,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::OutOfMemory: error = cudaErrorMemoryAllocation; break;
       case dev::Status::InvalidLaunch: error = cudaErrorInvalidConfiguration; break;
       case dev::Status::LaunchOutOfResources: error = cudaErrorLaunchOutOfResources; break;
+      case dev::Status::CooperativeLaunchTooLarge: error = cudaErrorCooperativeLaunchTooLarge; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
         error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
@@ -353,7 +355,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrConcurrentManagedAccess: v = 1; break;  // on-demand paging of managed memory
     case cudaDevAttrComputePreemptionSupported: v = 0; break;
     case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 0; break;
-    case cudaDevAttrCooperativeLaunch: v = 0; break;  // cudaLaunchCooperativeKernel is not implemented
+    case cudaDevAttrCooperativeLaunch: v = 1; break;  // cudaLaunchCooperativeKernel, grid-wide sync
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = clamp(shared_per_block_optin(d)); break;
     case cudaDevAttrCanFlushRemoteWrites: v = 0; break;
     case cudaDevAttrHostRegisterSupported: v = 1; break;  // cudaHostRegister (copies are staged)
@@ -945,6 +947,7 @@ cudaError_t Runtime::host_unregister(void* ptr) {
   registered_.erase(it);
   return cudaSuccess;
 }
+
 
 cudaError_t Runtime::host_flags(unsigned* flags, void* ptr) {
   if (flags == nullptr || ptr == nullptr) return cudaErrorInvalidValue;
@@ -1546,14 +1549,31 @@ cudaError_t Runtime::pop_configuration(dim3* grid, dim3* block, std::size_t* sha
 }
 
 cudaError_t Runtime::launch(const void* host_function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, const LaunchOptions& options) {
   Function* function = function_of(host_function);
   if (function == nullptr) return cudaErrorInvalidDeviceFunction;
-  return launch_kernel(function, grid, block, args, shared, stream);
+  return launch_kernel(function, grid, block, args, shared, stream, options);
 }
 
+namespace {
+// The device's occupancy rule with what the runtime knows of a kernel: the SM's limits from
+// DeviceInfo, registers and static shared memory from its SASS (none known without a cubin of
+// the device's major: the device then estimates registers and may refuse what this allowed).
+dev::Occupancy occupancy_of(const dev::DeviceInfo& d, const Function& function, uint64_t threads,
+                            uint64_t dynamic_shared) {
+  dev::CtaDemand cta{static_cast<uint32_t>(threads), 0, dynamic_shared};
+  if (const cubin::KernelResources* sass = function.sass; sass != nullptr) {
+    cta.registers_per_thread = sass->registers;
+    cta.shared_bytes += sass->static_shared_bytes;
+  }
+  return dev::occupancy(dev::SmCapacity{d.max_ctas_per_sm, d.max_threads_per_sm, d.registers_per_sm,
+                                        d.shared_memory_per_sm},
+                        cta);
+}
+}  // namespace
+
 cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                                   cudaStream_t stream_handle) {
+                                   cudaStream_t stream_handle, const LaunchOptions& options) {
   const dev::DeviceInfo& d = info();
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
@@ -1565,6 +1585,13 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
   if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  if (options.cooperative) {
+    // The whole grid must be resident at once (the device checks this too, by its own figures).
+    const dev::Occupancy fit = occupancy_of(d, *function, threads, shared);
+    if (uint64_t{grid.x} * grid.y * grid.z > uint64_t{fit.ctas_per_sm} * d.sm_count) {
+      return cudaErrorCooperativeLaunchTooLarge;
+    }
+  }
   std::vector<uint8_t> packed(function->param_bytes, 0);
   for (std::size_t i = 0; i < function->params.size(); ++i) {
     const dev::ParamLayout& p = function->params[i];
@@ -1598,7 +1625,9 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   launch.block[2] = block.z;
   launch.dynamic_shared_bytes = static_cast<uint32_t>(shared);
   launch.max_dynamic_shared_bytes = function->max_dynamic_shared;
-  launch.shared_carveout = static_cast<uint32_t>(function->shared_carveout + 1);
+  launch.shared_carveout =
+      static_cast<uint32_t>((options.shared_carveout != -2 ? options.shared_carveout : function->shared_carveout) + 1);
+  launch.launch_flags = options.cooperative ? uint32_t{dev::kLaunchCooperative} : 0u;
   launch.args_address = args_address;
   launch.args_bytes = packed.size();
   launch.printf_address = pending.printf_address;
@@ -1646,18 +1675,36 @@ cudaError_t Runtime::occupancy(int* blocks, const void* host_function, int block
   if (function == nullptr) return cudaErrorInvalidDeviceFunction;
   if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
   const dev::DeviceInfo& d = info();
-  const uint32_t warps = (static_cast<uint32_t>(block_size) + d.warp_size - 1) / d.warp_size;
-  uint64_t limit = d.max_ctas_per_sm;
-  limit = std::min<uint64_t>(limit, d.max_threads_per_sm / (warps * d.warp_size));
-  if (const cubin::KernelResources* sass = function->sass; sass != nullptr) {
-    // The device's rule: registers allocated per warp in units of 256, static shared memory too.
-    const uint64_t per_warp = (uint64_t{sass->registers} * d.warp_size + 255) / 256 * 256;
-    if (per_warp != 0) limit = std::min<uint64_t>(limit, d.registers_per_sm / (per_warp * warps));
-    shared += sass->static_shared_bytes;
+  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) {
+    *blocks = 0;
+    return cudaSuccess;
   }
-  if (shared > 0) limit = std::min<uint64_t>(limit, d.shared_memory_per_sm / shared);
-  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) limit = 0;
-  *blocks = static_cast<int>(limit);
+  *blocks = static_cast<int>(occupancy_of(d, *function, static_cast<uint64_t>(block_size), shared).ctas_per_sm);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::available_dynamic_shared(std::size_t* shared, const void* host_function, int blocks,
+                                              int block_size) {
+  if (shared == nullptr || blocks <= 0 || block_size <= 0) return cudaErrorInvalidValue;
+  Function* function = function_of(host_function);
+  if (function == nullptr) return cudaErrorInvalidDeviceFunction;
+  if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  const dev::DeviceInfo& d = info();
+  *shared = 0;
+  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) return cudaSuccess;
+  // Without shared memory, do `blocks` CTAs fit at all (threads, warps, registers, CTA limit)?
+  if (occupancy_of(d, *function, static_cast<uint64_t>(block_size), 0).ctas_per_sm < static_cast<uint32_t>(blocks)) {
+    return cudaSuccess;
+  }
+  const uint64_t static_shared = function->sass != nullptr ? function->sass->static_shared_bytes : 0;
+  const uint64_t per_block = d.shared_memory_per_sm / static_cast<uint64_t>(blocks);
+  if (per_block <= static_shared) return cudaSuccess;
+  // A CTA may use at most the per-block limit (48 KiB) without the opt-in attribute, at most the
+  // attribute's value with it.
+  const uint64_t dynamic_limit =
+      function->max_dynamic_shared != 0 ? function->max_dynamic_shared
+                                        : (d.shared_memory_per_block > static_shared ? d.shared_memory_per_block - static_shared : 0);
+  *shared = std::min<uint64_t>(per_block - static_shared, dynamic_limit);
   return cudaSuccess;
 }
 

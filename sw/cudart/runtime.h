@@ -145,6 +145,12 @@ struct Pending {
   std::string what;              // for error messages
 };
 
+// What a launch asks beyond <<<...>>> (cudaLaunchCooperativeKernel, cudaLaunchKernelEx's attributes).
+struct LaunchOptions {
+  bool cooperative = false;      // all CTAs resident at once, grid-wide sync
+  int32_t shared_carveout = -2;  // this launch's carve-out percent; -2: the function's attribute
+};
+
 class Runtime {
  public:
   static Runtime& instance();
@@ -211,11 +217,17 @@ class Runtime {
   cudaError_t attach_memory(cudaStream_t stream, void* ptr, std::size_t bytes, unsigned flags);
 
   // ---- Launch.
-  cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream);
+  cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream,
+                     const LaunchOptions& options = {});
   cudaError_t launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                            cudaStream_t stream);
+                            cudaStream_t stream, const LaunchOptions& options = {});
   cudaError_t function_attributes(cudaFuncAttributes* attributes, const void* function);
+  // CTAs of `function` one SM holds at once, by the device's rule (gpuvp/occupancy.h) with its
+  // SASS registers and static shared memory.
   cudaError_t occupancy(int* blocks, const void* function, int block_size, std::size_t shared);
+  // cudaOccupancyAvailableDynamicSMemPerBlock: the dynamic shared memory per CTA that still lets
+  // `blocks` CTAs of `block_size` threads be resident on one SM.
+  cudaError_t available_dynamic_shared(std::size_t* shared, const void* function, int blocks, int block_size);
   void push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream);
   cudaError_t pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream);
 

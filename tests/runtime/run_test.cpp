@@ -459,6 +459,24 @@ TEST(GpuvpRun, PinnedAndRegisteredHostMemory) {
   EXPECT_NE(r.err.find("is pageable memory"), std::string::npos) << describe(r);
 }
 
+// Cooperative launches: grid-wide sync on the timing model and on the functional model, the
+// occupancy API against the rule, cudaLaunchKernelEx's attributes (tests/runtime/cuda/cooperative.cu).
+TEST(GpuvpRun, CooperativeLaunchesSyncTheWholeGrid) {
+  for (const std::string model : {"timing", "functional"}) {
+    const ProcessResult r =
+        run({kGpuvp, "run", "--set", "sim.kernel_model=" + model, "--", kPrograms + "/cooperative"}, kRunTimeout);
+    EXPECT_EQ(r.exit_code, 0) << model << "\n" << describe(r);
+    EXPECT_NE(r.out.find("PASS cooperative"), std::string::npos) << model << "\n" << describe(r);
+    // grid.sync() outside a cooperative launch has no workspace: the kernel traps, as on hardware.
+    EXPECT_NE(r.out.find("non-cooperative grid sync: cudaErrorLaunchFailure"), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find("thread block clusters (launch attribute 4) need compute capability 9.0"), std::string::npos)
+        << describe(r);
+  }
+  // Fewer SMs: the largest co-resident grid shrinks with them, and still syncs.
+  const ProcessResult small = run({kGpuvp, "run", "--set", "gpu.sm.count=6", "--", kPrograms + "/cooperative"}, kRunTimeout);
+  EXPECT_EQ(small.exit_code, 0) << describe(small);
+}
+
 TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   // The program really calls the per-thread variants.
   const ProcessResult symbols = run({"nm", "-D", "--undefined-only", kPrograms + "/per_thread_stream"}, seconds(60));

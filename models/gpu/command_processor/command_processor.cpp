@@ -67,6 +67,11 @@ struct CommandProcessor::Result {
   static Result error(Status status, std::string message) { return Result{status, 0, 0, std::move(message)}; }
 };
 
+// Cells of grid workspace per context: more cooperative kernels than a channel has queues
+// never run at once.
+constexpr uint64_t kGridWorkspaces = 64;
+static_assert(kGridWorkspaces >= device::kQueuesPerChannel, "a cooperative kernel per queue at least");
+
 struct CommandProcessor::Context {
   struct Module {
     std::unique_ptr<ptx::LoadedModule> loaded;
@@ -85,6 +90,10 @@ struct CommandProcessor::Context {
   std::map<uint64_t, Function> functions;
   uint64_t next_handle = 1;
   uint64_t mapped_bytes = 0;
+  // Grid workspaces of cooperative launches: kGridWorkspaces 8-byte cells, allocated at the
+  // first cooperative launch; a bit per cell in use by a running kernel.
+  uint64_t grid_workspaces = 0;
+  uint64_t grid_workspaces_in_use = 0;
 };
 
 struct CommandProcessor::Stats {
@@ -639,6 +648,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   const ptx::LoadedModule& module = *context.modules.at(function->second.module).loaded;
   const ptx::KernelResources& resources = function->second.resources;
   const bool told = resources.source != ptx::ResourceSource::kEstimate;
+  if ((args.launch_flags & ~device::kKnownLaunchFlags) != 0) {
+    return refuse(Status::InvalidCommand, "unknown launch flags " + hex(args.launch_flags));
+  }
+  const bool cooperative = (args.launch_flags & device::kLaunchCooperative) != 0;
   const auto dims = [](const uint32_t* d) {
     return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
   };
@@ -724,6 +737,44 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   config.block = ptx::Dim3(args.block[0], args.block[1], args.block[2]);
   config.dynamic_shared_bytes = args.dynamic_shared_bytes;
   config.shared_carveout_percent = static_cast<int32_t>(args.shared_carveout) - 1;
+  config.cooperative = cooperative;
+  if (cooperative) {
+    // Every CTA must be resident at once, by the occupancy rule the CTA scheduler applies.
+    CtaFootprint cta;
+    if (told) {
+      cta = CtaFootprint{static_cast<uint32_t>(threads), resources.registers_per_thread, static_cast<uint32_t>(shared),
+                         resources.local_bytes_per_thread};
+    } else {
+      const ptx::KernelRun probe(memory, options, module, kernel, config, params);
+      cta = footprint(probe);
+    }
+    const Occupancy fit =
+        occupancy(params_.sm, cta, params_.sm.shared_capacity(config.shared_carveout_percent, cta.shared_bytes));
+    const uint64_t resident = uint64_t{fit.ctas_per_sm} * params_.sm.count;
+    if (config.grid.count() > resident) {
+      return refuse(Status::CooperativeLaunchTooLarge,
+                    "cooperative grid of " + std::to_string(config.grid.count()) + " CTAs; at most " +
+                        std::to_string(resident) + " resident (" + std::to_string(fit.ctas_per_sm) + "/SM, " +
+                        to_string(fit.limit) + (told ? ")" : ", estimated registers)"));
+    }
+    if (context.grid_workspaces == 0) context.grid_workspaces = context.memory.allocate(kGridWorkspaces * 8, 256);
+    if (context.grid_workspaces_in_use == ~0ull) {
+      return refuse(Status::InvalidLaunch, std::to_string(kGridWorkspaces) + " cooperative kernels already running");
+    }
+    const int cell = __builtin_ctzll(~context.grid_workspaces_in_use);
+    context.grid_workspaces_in_use |= 1ull << cell;
+    config.grid_workspace = context.grid_workspaces + 8 * static_cast<uint64_t>(cell);
+    context.memory.store<uint32_t>(config.grid_workspace, 8);      // wsSize
+    context.memory.store<uint32_t>(config.grid_workspace + 4, 0);  // barrier
+  }
+  // Frees the grid workspace cell however the launch ends.
+  struct WorkspaceRelease {
+    Context& context;
+    uint64_t address;
+    ~WorkspaceRelease() {
+      if (address != 0) context.grid_workspaces_in_use &= ~(1ull << ((address - context.grid_workspaces) / 8));
+    }
+  } workspace_release{context, config.grid_workspace};
 
   const uint64_t kernel_id = next_kernel_id_++;
   registry_.begin_kernel(kernel_id, kernel.name);

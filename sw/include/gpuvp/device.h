@@ -267,11 +267,22 @@ struct LaunchArgs {
                                 // bytes dropped because the buffer was full
   uint32_t max_dynamic_shared_bytes;  // the function's cudaFuncAttributeMaxDynamicSharedMemorySize (0:
                                       // not set); static + dynamic shared above 48 KiB needs it
-  uint32_t reserved0;
+  uint32_t launch_flags;              // LaunchFlag bits; others are InvalidCommand
 };
 static_assert(sizeof(LaunchArgs) == 80, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, shared_carveout) == 36, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, max_dynamic_shared_bytes) == 80 - 8, "LaunchArgs layout is part of the protocol");
+// LaunchArgs::launch_flags (added without a version bump: an older platform ignores them).
+enum LaunchFlag : uint32_t {
+  // cudaLaunchCooperativeKernel: the device refuses (CooperativeLaunchTooLarge) a grid whose CTAs
+  // cannot all be resident at once by the occupancy rule (gpuvp/occupancy.h) on every SM,
+  // makes them all resident before younger kernels get SMs, and gives the kernel a zeroed grid
+  // workspace (8 bytes: u32 size, u32 barrier) whose address it reads from %envreg1 (high word)
+  // and %envreg2 (low word), as cooperative_groups' grid sync expects of the driver.
+  kLaunchCooperative = 1u << 0,
+};
+inline constexpr uint32_t kKnownLaunchFlags = kLaunchCooperative;
+
 // Static + dynamic shared memory a CTA may use without cudaFuncAttributeMaxDynamicSharedMemorySize.
 inline constexpr uint32_t kDefaultSharedBytesPerBlock = 48 * 1024;
 
@@ -308,6 +319,7 @@ enum class Status : uint32_t {
   RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
   ChannelUnavailable = 11,   // no free channel / channel not claimed
   LaunchOutOfResources = 12, // a CTA cannot be resident on an SM by the kernel's told resources
+  CooperativeLaunchTooLarge = 13,  // a cooperative grid's CTAs cannot all be resident at once
 };
 
 struct CompletionRecord {
