@@ -281,7 +281,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrMultiProcessorCount: v = static_cast<int>(d.sm_count); break;
     case cudaDevAttrKernelExecTimeout: v = 0; break;
     case cudaDevAttrIntegrated: v = 0; break;
-    case cudaDevAttrCanMapHostMemory: v = 0; break;  // cudaHostGetDevicePointer is not implemented
+    case cudaDevAttrCanMapHostMemory: v = 1; break;  // zero copy: MemMapHost
     case cudaDevAttrComputeMode: v = cudaComputeModeDefault; break;
     case cudaDevAttrMaxTexture1DWidth: v = kMaxTexture1D; break;
     case cudaDevAttrMaxTexture2DWidth: v = kMaxTexture2D[0]; break;
@@ -354,7 +354,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrPageableMemoryAccess: v = 0; break;
     case cudaDevAttrConcurrentManagedAccess: v = 1; break;  // on-demand paging of managed memory
     case cudaDevAttrComputePreemptionSupported: v = 0; break;
-    case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 0; break;
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 1; break;  // mapped at the host's address
     case cudaDevAttrCooperativeLaunch: v = 1; break;  // cudaLaunchCooperativeKernel, grid-wide sync
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = clamp(shared_per_block_optin(d)); break;
     case cudaDevAttrCanFlushRemoteWrites: v = 0; break;
@@ -901,8 +901,19 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) 
     host_allocations_[*address] = bytes;
     *ptr = driver_->pointer(*address);
     host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
+    if ((flags & cudaHostAllocMapped) != 0) {
+      if (const cudaError_t e = map_for_device(to_address(*ptr), bytes == 0 ? 1 : bytes); e != cudaSuccess) {
+        host_allocations_.erase(*address);
+        host_alloc_flags_.erase(to_address(*ptr));
+        driver_->release(*address);
+        *ptr = nullptr;
+        return e;
+      }
+    }
     return cudaSuccess;
   }
+  // Mapped memory must be where the device can reach it: the window.
+  if ((flags & cudaHostAllocMapped) != 0) return cudaErrorMemoryAllocation;
   // The window is full: ordinary host memory works for every copy (staged through the window),
   // only slower and synchronous. Said once.
   void* host = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -938,16 +949,133 @@ cudaError_t Runtime::host_register(void* ptr, std::size_t bytes, unsigned flags)
   if (overlaps(registered_) || overlaps(host_alloc_flags_)) return cudaErrorHostMemoryAlreadyRegistered;
   // Registration changes nothing for the copies: pageable memory is staged through the window.
   registered_[lo] = HostRange{bytes, flags};
+  if ((flags & cudaHostRegisterMapped) != 0) {
+    if (const cudaError_t e = map_for_device(lo, bytes); e != cudaSuccess) {
+      registered_.erase(lo);
+      return e;
+    }
+  }
   return cudaSuccess;
 }
 
 cudaError_t Runtime::host_unregister(void* ptr) {
   const auto it = registered_.find(to_address(ptr));
   if (ptr == nullptr || it == registered_.end()) return cudaErrorHostMemoryNotRegistered;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (const auto mapping = host_mappings_.find(it->first / page * page); mapping != host_mappings_.end()) {
+    if (const cudaError_t e = unmap_for_device(mapping->first); e != cudaSuccess) return e;
+  }
   registered_.erase(it);
   return cudaSuccess;
 }
 
+cudaError_t Runtime::map_for_device(uint64_t pointer, uint64_t bytes) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t base = pointer / page * page;
+  const uint64_t span = (pointer + bytes + page - 1) / page * page - base;
+  // One mapping per page: a range sharing a page with a mapped one cannot be mapped apart.
+  auto it = host_mappings_.upper_bound(base + span - 1);
+  if (it != host_mappings_.begin() && std::prev(it)->first + std::prev(it)->second.bytes > base) {
+    std::fprintf(stderr, "gpuvp: host memory at %p shares a page with memory already mapped for the device; "
+                 "it is not mapped\n", reinterpret_cast<void*>(pointer));
+    return cudaErrorInvalidValue;
+  }
+  HostMapping mapping;
+  mapping.bytes = span;
+  if (const auto window = driver_->host_address(reinterpret_cast<void*>(base), span); window) {
+    mapping.window = *window;  // pinned memory: already in the window
+  } else {
+    // Registered memory: its pages move into a window block, and the program's addresses become
+    // a second mapping of that block (the data stays where the program put it, in one copy).
+    const auto block = driver_->allocate(span, page);
+    if (!block) {
+      std::fprintf(stderr, "gpuvp: no room in the channel's DMA window (%llu of %llu bytes in use) to map %llu bytes "
+                   "of registered host memory for the device\n",
+                   static_cast<unsigned long long>(driver_->window_used()),
+                   static_cast<unsigned long long>(driver_->window_capacity()), static_cast<unsigned long long>(span));
+      return cudaErrorMemoryAllocation;
+    }
+    void* shared = driver_->pointer(*block);
+    std::memcpy(shared, reinterpret_cast<void*>(base), span);
+    void* alias = ::mremap(shared, 0, span, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(base));
+    if (alias == MAP_FAILED) {
+      std::fprintf(stderr, "gpuvp: registered host memory at %p cannot be mapped for the device: this transport's "
+                   "shared region cannot be mapped a second time (%s)\n", reinterpret_cast<void*>(pointer),
+                   std::strerror(errno));
+      driver_->release(*block);
+      return cudaErrorNotSupported;
+    }
+    mapping.window = *block;
+    mapping.registered = true;
+  }
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, base));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) {
+    std::fprintf(stderr, "gpuvp: mapping host memory at %p for the device failed: %s\n",
+                 reinterpret_cast<void*>(base), done.message.c_str());
+    host_mappings_[base] = mapping;
+    unmap_for_device(base);
+    return cudaErrorInvalidValue;
+  }
+  host_mappings_[base] = mapping;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::unmap_for_device(uint64_t base) {
+  const auto it = host_mappings_.find(base);
+  if (it == host_mappings_.end()) return cudaSuccess;
+  const HostMapping mapping = it->second;
+  host_mappings_.erase(it);
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (mapping.registered) {
+    // The program's pages become its own again, with the values they hold now.
+    std::vector<uint8_t> values(mapping.bytes);
+    std::memcpy(values.data(), reinterpret_cast<void*>(base), mapping.bytes);
+    void* own = ::mmap(reinterpret_cast<void*>(base), mapping.bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (own == MAP_FAILED) return cudaErrorUnknown;
+    std::memcpy(own, values.data(), mapping.bytes);
+    driver_->release(mapping.window);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_device_pointer(void** device, void* host, unsigned flags) {
+  if (device == nullptr || host == nullptr || flags != 0) return cudaErrorInvalidValue;
+  const uint64_t address = to_address(host);
+  auto covered = [&]() {
+    auto it = host_mappings_.upper_bound(address);
+    if (it == host_mappings_.begin()) return false;
+    --it;
+    return address - it->first < it->second.bytes;
+  };
+  if (!covered()) {
+    // Pinned or registered memory not mapped yet (unified addressing maps it all): map the whole
+    // allocation or registration holding `host`.
+    bool found = false;
+    for (const auto* ranges : {&host_alloc_flags_, &registered_}) {
+      auto it = ranges->upper_bound(address);
+      if (it == ranges->begin()) continue;
+      --it;
+      if (address - it->first >= std::max<uint64_t>(it->second.bytes, 1)) continue;
+      if (ranges == &host_alloc_flags_ && pageable_pinned_.count(it->first) != 0) {
+        std::fprintf(stderr, "gpuvp: cudaHostGetDevicePointer: %p is pinned memory beyond the DMA window, which the "
+                     "device cannot map\n", host);
+        return cudaErrorMemoryAllocation;
+      }
+      if (const cudaError_t e = map_for_device(it->first, std::max<uint64_t>(it->second.bytes, 1)); e != cudaSuccess) {
+        return e;
+      }
+      found = true;
+      break;
+    }
+    if (!found) return cudaErrorInvalidValue;
+  }
+  *device = host;  // unified addressing: the device sees it at the host's address
+  return cudaSuccess;
+}
 
 cudaError_t Runtime::host_flags(unsigned* flags, void* ptr) {
   if (flags == nullptr || ptr == nullptr) return cudaErrorInvalidValue;
@@ -1363,6 +1491,7 @@ cudaError_t Runtime::free_host(void* ptr) {
   const auto address = driver_->host_address(ptr);
   if (!address || host_allocations_.count(*address) == 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  if (const cudaError_t e = unmap_for_device(to_address(ptr)); e != cudaSuccess) return e;
   host_allocations_.erase(*address);
   host_alloc_flags_.erase(to_address(ptr));
   driver_->release(*address);

@@ -193,6 +193,9 @@ class Runtime {
   cudaError_t host_register(void* ptr, std::size_t bytes, unsigned flags);
   cudaError_t host_unregister(void* ptr);
   cudaError_t host_flags(unsigned* flags, void* ptr);
+  // cudaHostGetDevicePointer: pinned or registered host memory mapped into the device's address
+  // space at its own address (unified addressing), mapping it first if it is not yet.
+  cudaError_t host_device_pointer(void** device, void* host, unsigned flags);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -354,6 +357,19 @@ class Runtime {
   std::map<uint64_t, HostRange> host_alloc_flags_;  // pointer -> cudaHostAlloc's flags (window or pageable)
   std::map<uint64_t, uint64_t> pageable_pinned_;     // pointer -> bytes: cudaMallocHost beyond the window
   std::map<uint64_t, HostRange> registered_;        // pointer -> cudaHostRegister range
+  // Zero copy. Host memory the device maps at the same address (MemMapHost): page-aligned base
+  // -> pages and, for registered memory, the window block its pages were moved into (the
+  // program's own pages are replaced by a second mapping of that block, so both see one copy).
+  struct HostMapping {
+    uint64_t bytes = 0;
+    uint64_t window = 0;      // host address (window offset) of the pages
+    bool registered = false;  // the program's memory aliased onto the window block
+  };
+  std::map<uint64_t, HostMapping> host_mappings_;
+  // Maps [pointer, pointer + bytes) of a pinned allocation or a registration for the device.
+  cudaError_t map_for_device(uint64_t pointer, uint64_t bytes);
+  // Undoes map_for_device for the mapping at `base` (its memory keeps its values).
+  cudaError_t unmap_for_device(uint64_t base);
   bool pageable_pinned_logged_ = false;
   std::map<uint64_t, Pending> pending_;            // sequence -> pending op
   uint64_t last_on_queue_[device::kQueuesPerChannel] = {};

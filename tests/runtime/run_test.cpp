@@ -477,6 +477,29 @@ TEST(GpuvpRun, CooperativeLaunchesSyncTheWholeGrid) {
   EXPECT_EQ(small.exit_code, 0) << describe(small);
 }
 
+// Zero copy (tests/runtime/cuda/zero_copy.cu): kernels read and write mapped host memory in place,
+// system-scope atomics on it, a kernel leaving a spin loop once the host sets a mapped flag; the
+// accesses cross the GMMU's PCIe link on the timing model.
+TEST(GpuvpRun, MappedHostMemoryIsAccessedInPlace) {
+  const std::string stats = ::testing::TempDir() + "zero_copy_stats.json";
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/zero_copy"}, kRunTimeout);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS zero_copy"), std::string::npos) << describe(r);
+  const nlohmann::json json = nlohmann::json::parse(slurp(stats));
+  const nlohmann::json& gmmu = json["run"]["groups"]["uvm.gmmu"]["counters"];
+  // Every access to mapped memory crossed the GMMU's PCIe link, and none migrated a page: saxpy
+  // alone reads at least 3 x 10,000 x 2 floats and writes 2 x 10,000 over it.
+  EXPECT_GT(gmmu["remote_accesses"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  EXPECT_GE(gmmu["remote_bytes"]["value"].get<uint64_t>(), 5u * 10000 * sizeof(float)) << gmmu.dump(2);
+  EXPECT_EQ(gmmu["far_faults"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  EXPECT_EQ(gmmu["migrated_bytes"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  const ProcessResult functional =
+      run({kGpuvp, "run", "--set", "sim.kernel_model=functional", "--", kPrograms + "/zero_copy", "no-spin"},
+          kRunTimeout);
+  EXPECT_EQ(functional.exit_code, 0) << describe(functional);
+  EXPECT_NE(functional.out.find("PASS zero_copy"), std::string::npos) << describe(functional);
+}
+
 TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   // The program really calls the per-thread variants.
   const ProcessResult symbols = run({"nm", "-D", "--undefined-only", kPrograms + "/per_thread_stream"}, seconds(60));

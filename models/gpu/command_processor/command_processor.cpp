@@ -86,6 +86,7 @@ struct CommandProcessor::Context {
   std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
   std::map<uint64_t, uint64_t> managed;      // the Managed ones the GMMU tracks (timing model)
   std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
+  std::map<uint64_t, uint64_t> host_mapped;  // base -> bytes (MemMapHost: host memory, zero copy)
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
   uint64_t next_handle = 1;
@@ -218,6 +219,7 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
     case Opcode::Nop: return Result::ok();
     case Opcode::MemMap: return mem_map(*context, command);
     case Opcode::MemUnmap: return mem_unmap(*context, command);
+    case Opcode::MemMapHost: return mem_map_host(*context, channel, command);
     case Opcode::Memcpy: return memcpy(*context, channel, command);
     case Opcode::Memset: return memset(*context, command);
     case Opcode::LoadModule: return load_module(*context, channel, command);
@@ -304,8 +306,68 @@ CommandProcessor::Result CommandProcessor::mem_map(Context& context, const devic
   return Result::ok(address);
 }
 
+CommandProcessor::Result CommandProcessor::mem_map_host(Context& context, uint32_t channel,
+                                                        const device::Command& command) {
+  const uint64_t host_address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  const uint64_t address = command.body.generic.c;
+  constexpr uint64_t kPage = ptx::DeviceMemory::kPageBytes;
+  if (bytes == 0 || host_address % kPage != 0 || address % kPage != 0 || address == 0) {
+    return Result::error(Status::InvalidCommand, "MemMapHost: host " + hex(host_address) + ", device " + hex(address) +
+                                                     ", " + std::to_string(bytes) + " bytes: want page-aligned, non-zero");
+  }
+  const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
+  if (address + span < address || host_address + span < host_address || !host_window_holds(channel, host_address, span)) {
+    return Result::error(Status::InvalidAddress,
+                         "MemMapHost: " + hex(host_address) + " + " + std::to_string(span) + " is outside the channel's window");
+  }
+  // A direct pointer to the channel's window slice: kernels read and write the host's bytes.
+  DmaExtension extension;
+  extension.channel = channel;
+  tlm::tlm_generic_payload payload;
+  payload.set_command(tlm::TLM_READ_COMMAND);
+  payload.set_address(host_address);
+  payload.set_data_length(static_cast<unsigned>(std::min<uint64_t>(span, 1u << 30)));
+  payload.set_streaming_width(payload.get_data_length());
+  payload.set_byte_enable_ptr(nullptr);
+  payload.set_extension(&extension);
+  tlm::tlm_dmi dmi;
+  const bool direct = dma_out->get_direct_mem_ptr(payload, dmi);
+  payload.clear_extension(&extension);
+  if (!direct || dmi.get_start_address() > host_address || dmi.get_end_address() < host_address + span - 1 ||
+      !dmi.is_read_write_allowed()) {
+    return Result::error(Status::NotSupported, "MemMapHost: no direct access to the host memory at " + hex(host_address));
+  }
+  try {
+    context.memory.map_foreign(address, span, dmi.get_dmi_ptr() + (host_address - dmi.get_start_address()));
+  } catch (const std::invalid_argument& e) {
+    return Result::error(Status::InvalidAddress, std::string("MemMapHost: ") + e.what());
+  }
+  context.host_mapped[address] = span;
+  if (timing_ != nullptr) {
+    // Timing: pages that live on the host and stay there, mapped by the device: every access
+    // crosses the GMMU's PCIe link (a read's round trip, a posted write).
+    try {
+      timing_->uvm().map_managed(address, span);
+      timing_->uvm().advise(address, span, static_cast<uint32_t>(device::MemAdvice::SetPreferredLocation),
+                            static_cast<uint32_t>(device::AdviceLocation::Host));
+      timing_->uvm().advise(address, span, static_cast<uint32_t>(device::MemAdvice::SetAccessedBy),
+                            static_cast<uint32_t>(device::AdviceLocation::Device));
+      context.managed[address] = span;
+    } catch (const std::invalid_argument&) {  // overlaps another channel's managed range: untimed link
+    }
+  }
+  return Result::ok(address);
+}
+
 CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const device::Command& command) {
   const uint64_t address = command.body.generic.a;
+  if (const auto host = context.host_mapped.find(address); host != context.host_mapped.end()) {
+    if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
+    context.memory.unmap_foreign(address, host->second);
+    context.host_mapped.erase(host);
+    return Result::ok();
+  }
   const auto it = context.allocations.find(address);
   if (it == context.allocations.end()) {
     return Result::error(Status::InvalidAddress, "MemUnmap: " + hex(address) + " is not a mapping of this channel");

@@ -85,6 +85,8 @@ class CommandProcessor : public sc_core::sc_module {
   Result goodbye(uint32_t channel);
   Result mem_map(Context& context, const device::Command& command);
   Result mem_unmap(Context& context, const device::Command& command);
+  // MemMapHost: the channel's host memory at a device address, accessed in place (zero copy).
+  Result mem_map_host(Context& context, uint32_t channel, const device::Command& command);
   Result memcpy(Context& context, uint32_t channel, const device::Command& command);
   Result memset(Context& context, const device::Command& command);
   Result load_module(Context& context, uint32_t channel, const device::Command& command);

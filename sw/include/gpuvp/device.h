@@ -189,6 +189,13 @@ enum class Opcode : uint32_t {
                         // d: host address that receives the range's current values (0: none).
                         // The range's managed pages go to the host (or are read-duplicated),
                         // dirty ones written back over PCIe; then the values are copied.
+  MemMapHost = 18,      // zero copy (cudaHostAlloc / cudaHostRegister, mapped): a: host address (page
+                        // aligned, in the channel's window), b: bytes, c: device address to map it at
+                        // (page aligned; the runtime passes its own virtual address: unified
+                        // addressing) -> value0: the device address. Kernels then read and write the
+                        // host's bytes in place (host writes are visible to a running kernel); on the
+                        // timing model each access crosses the GMMU's PCIe link. MemUnmap(c) ends it.
+                        // (Added without a version bump: an older platform answers InvalidCommand.)
 };
 
 // MemAdvise's advice: the numbering of cudaMemoryAdvise.
