@@ -867,7 +867,13 @@ bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
       return true;
     }
   }
-  // Module variables (__device__ globals) are device memory too.
+  // Another program's memory opened through IPC, and module variables (__device__ globals).
+  for (const auto& [pointer, opened] : ipc_opened_) {
+    if (address >= opened.base && address - opened.base <= opened.bytes &&
+        bytes <= opened.bytes - (address - opened.base)) {
+      return true;
+    }
+  }
   for (const auto& entry : variables_) {
     const Variable& v = *entry.second;
     if (v.resolved && address >= v.address && address - v.address <= v.size && bytes <= v.size - (address - v.address)) {
@@ -1039,6 +1045,58 @@ cudaError_t Runtime::unmap_for_device(uint64_t base) {
     std::memcpy(own, values.data(), mapping.bytes);
     driver_->release(mapping.window);
   }
+  return cudaSuccess;
+}
+
+namespace {
+// What a cudaIpcMemHandle_t holds: the platform's export id and the pointer's offset in its
+// allocation, behind a magic that tells gpuvp's handles from anything else.
+struct IpcMemHandle {
+  uint64_t magic;
+  uint64_t export_id;
+  uint64_t offset;
+};
+constexpr uint64_t kIpcMagic = 0x4350'4950'5655'5047ull;  // "GPUVPIPC"
+static_assert(sizeof(IpcMemHandle) <= sizeof(cudaIpcMemHandle_t), "fits CUDA's handle");
+}  // namespace
+
+cudaError_t Runtime::ipc_get_mem_handle(cudaIpcMemHandle_t* handle, void* device) {
+  if (handle == nullptr || device == nullptr) return cudaErrorInvalidValue;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcExport, to_address(device)));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) return cudaErrorInvalidValue;
+  IpcMemHandle h{kIpcMagic, done.value0, to_address(device) - done.value1};
+  std::memset(handle, 0, sizeof *handle);
+  std::memcpy(handle, &h, sizeof h);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t& handle, unsigned flags) {
+  if (device == nullptr || (flags & ~cudaIpcMemLazyEnablePeerAccess) != 0) return cudaErrorInvalidValue;
+  IpcMemHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  if (h.magic != kIpcMagic) return cudaErrorInvalidResourceHandle;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcImport, h.export_id));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) {
+    std::fprintf(stderr, "gpuvp: cudaIpcOpenMemHandle: %s\n", done.message.c_str());
+    return cudaErrorInvalidResourceHandle;
+  }
+  const uint64_t pointer = done.value0 + h.offset;
+  ipc_opened_[pointer] = IpcOpened{done.value0, done.value1};
+  *device = reinterpret_cast<void*>(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::ipc_close_mem_handle(void* device) {
+  const auto it = ipc_opened_.find(to_address(device));
+  if (it == ipc_opened_.end()) return cudaErrorInvalidResourceHandle;
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  const uint64_t base = it->second.base;
+  ipc_opened_.erase(it);
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  // An import whose exporter already freed the memory or exited is gone on the device already.
   return cudaSuccess;
 }
 

@@ -196,6 +196,11 @@ class Runtime {
   // cudaHostGetDevicePointer: pinned or registered host memory mapped into the device's address
   // space at its own address (unified addressing), mapping it first if it is not yet.
   cudaError_t host_device_pointer(void** device, void* host, unsigned flags);
+
+  // ---- IPC: a device allocation of this program opened by another on the same platform.
+  cudaError_t ipc_get_mem_handle(cudaIpcMemHandle_t* handle, void* device);
+  cudaError_t ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t& handle, unsigned flags);
+  cudaError_t ipc_close_mem_handle(void* device);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -366,6 +371,11 @@ class Runtime {
     bool registered = false;  // the program's memory aliased onto the window block
   };
   std::map<uint64_t, HostMapping> host_mappings_;
+  struct IpcOpened {
+    uint64_t base = 0;   // the import's device address (IpcImport)
+    uint64_t bytes = 0;
+  };
+  std::map<uint64_t, IpcOpened> ipc_opened_;  // pointer handed out -> its import
   // Maps [pointer, pointer + bytes) of a pinned allocation or a registration for the device.
   cudaError_t map_for_device(uint64_t pointer, uint64_t bytes);
   // Undoes map_for_device for the mapping at `base` (its memory keeps its values).

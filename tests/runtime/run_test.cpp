@@ -500,6 +500,16 @@ TEST(GpuvpRun, MappedHostMemoryIsAccessedInPlace) {
   EXPECT_NE(functional.out.find("PASS zero_copy"), std::string::npos) << describe(functional);
 }
 
+// IPC between programs on one platform (tests/runtime/cuda/ipc.cu starts copies of itself): one
+// opens and doubles another's buffer, which sees the writes; handles of exited programs and of
+// freed memory fail clearly.
+TEST(GpuvpRun, IpcHandlesShareDeviceMemoryBetweenPrograms) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/ipc"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS ipc"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("names no memory: its program freed it or exited"), std::string::npos) << describe(r);
+}
+
 TEST(GpuvpRun, PerThreadDefaultStreamBuild) {
   // The program really calls the per-thread variants.
   const ProcessResult symbols = run({"nm", "-D", "--undefined-only", kPrograms + "/per_thread_stream"}, seconds(60));

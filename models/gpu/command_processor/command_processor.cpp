@@ -87,6 +87,7 @@ struct CommandProcessor::Context {
   std::map<uint64_t, uint64_t> managed;      // the Managed ones the GMMU tracks (timing model)
   std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
   std::map<uint64_t, uint64_t> host_mapped;  // base -> bytes (MemMapHost: host memory, zero copy)
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> imports;  // base -> (export id, bytes): IpcImport
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
   uint64_t next_handle = 1;
@@ -220,6 +221,8 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
     case Opcode::MemMap: return mem_map(*context, command);
     case Opcode::MemUnmap: return mem_unmap(*context, command);
     case Opcode::MemMapHost: return mem_map_host(*context, channel, command);
+    case Opcode::IpcExport: return ipc_export(*context, channel, command);
+    case Opcode::IpcImport: return ipc_import(*context, channel, command);
     case Opcode::Memcpy: return memcpy(*context, channel, command);
     case Opcode::Memset: return memset(*context, command);
     case Opcode::LoadModule: return load_module(*context, channel, command);
@@ -247,8 +250,9 @@ CommandProcessor::Result CommandProcessor::hello(uint32_t channel) {
 }
 
 CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
+  if (contexts_[channel] == nullptr) return Result::ok();
+  drop_exports(channel, 0);  // other programs' imports of its memory go before its pages do
   std::unique_ptr<Context> context = std::move(contexts_[channel]);
-  if (context == nullptr) return Result::ok();
   *stats_->bytes_unmapped += context->mapped_bytes;
   *stats_->modules_unloaded += context->modules.size();
   for (const auto& [base, bytes] : context->managed) timing_->uvm().unmap_managed(base);
@@ -265,7 +269,12 @@ bool CommandProcessor::owns_range(const Context& context, uint64_t address, uint
     const uint64_t offset = address - it->first;
     return offset < it->second && bytes <= it->second - offset;
   };
-  return inside(context.allocations) || inside(context.variables);
+  if (inside(context.allocations) || inside(context.variables)) return true;
+  auto imported = context.imports.upper_bound(address);  // another program's memory (IPC)
+  if (imported == context.imports.begin()) return false;
+  --imported;
+  const uint64_t offset = address - imported->first;
+  return offset < imported->second.second && bytes <= imported->second.second - offset;
 }
 
 CommandProcessor::Result CommandProcessor::mem_map(Context& context, const device::Command& command) {
@@ -360,8 +369,78 @@ CommandProcessor::Result CommandProcessor::mem_map_host(Context& context, uint32
   return Result::ok(address);
 }
 
+CommandProcessor::Result CommandProcessor::ipc_export(Context& context, uint32_t channel,
+                                                      const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  auto it = context.allocations.upper_bound(address);
+  if (it == context.allocations.begin() || address - std::prev(it)->first >= std::prev(it)->second) {
+    return Result::error(Status::InvalidAddress, "IpcExport: " + hex(address) + " is not in a device allocation of this channel");
+  }
+  --it;
+  if (context.managed.count(it->first) != 0) {
+    return Result::error(Status::InvalidCommand, "IpcExport: " + hex(address) + " is managed memory, which has no IPC handle");
+  }
+  for (const auto& [id, e] : exports_) {
+    if (e.channel == channel && e.base == it->first) return Result::ok(id, e.base);  // one id per allocation
+  }
+  const uint64_t id = next_export_id_++;
+  exports_[id] = Export{channel, it->first, it->second};
+  return Result::ok(id, it->first);
+}
+
+CommandProcessor::Result CommandProcessor::ipc_import(Context& context, uint32_t channel,
+                                                      const device::Command& command) {
+  const uint64_t id = command.body.generic.a;
+  const auto e = exports_.find(id);
+  if (e == exports_.end()) {
+    return Result::error(Status::InvalidHandle, "IpcImport: handle " + std::to_string(id) +
+                                                    " names no memory: its program freed it or exited");
+  }
+  if (e->second.channel == channel) {
+    return Result::error(Status::InvalidHandle, "IpcImport: handle " + std::to_string(id) + " was made by this program");
+  }
+  Context& owner = *contexts_[e->second.channel];
+  const uint64_t bytes = e->second.bytes;
+  const uint64_t span = (bytes + ptx::DeviceMemory::kPageBytes - 1) / ptx::DeviceMemory::kPageBytes * ptx::DeviceMemory::kPageBytes;
+  const uint64_t address = context.memory.reserve(span);
+  // The importer's pages are the exporter's pages: one copy of the data.
+  for (uint64_t offset = 0; offset < span; offset += ptx::DeviceMemory::kPageBytes) {
+    context.memory.map_foreign(address + offset, ptx::DeviceMemory::kPageBytes,
+                               owner.memory.direct_page(e->second.base + offset));
+  }
+  context.imports[address] = {id, span};
+  return Result::ok(address, bytes);
+}
+
+void CommandProcessor::drop_exports(uint32_t channel, uint64_t base) {
+  for (auto e = exports_.begin(); e != exports_.end();) {
+    if (e->second.channel != channel || (base != 0 && e->second.base != base)) {
+      ++e;
+      continue;
+    }
+    // Every import of it goes: later accesses through it fault.
+    for (auto& other : contexts_) {
+      if (other == nullptr) continue;
+      for (auto i = other->imports.begin(); i != other->imports.end();) {
+        if (i->second.first == e->first) {
+          other->memory.unmap_foreign(i->first, i->second.second);
+          i = other->imports.erase(i);
+        } else {
+          ++i;
+        }
+      }
+    }
+    e = exports_.erase(e);
+  }
+}
+
 CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const device::Command& command) {
   const uint64_t address = command.body.generic.a;
+  if (const auto imported = context.imports.find(address); imported != context.imports.end()) {
+    context.memory.unmap_foreign(address, imported->second.second);
+    context.imports.erase(imported);
+    return Result::ok();
+  }
   if (const auto host = context.host_mapped.find(address); host != context.host_mapped.end()) {
     if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
     context.memory.unmap_foreign(address, host->second);
@@ -373,6 +452,9 @@ CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const dev
     return Result::error(Status::InvalidAddress, "MemUnmap: " + hex(address) + " is not a mapping of this channel");
   }
   if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
+  for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
+    if (contexts_[c].get() == &context) drop_exports(c, address);  // before its pages go
+  }
   context.memory.release(address);
   context.mapped_bytes -= it->second;
   mapped_bytes_ -= it->second;

@@ -26,6 +26,12 @@ uint64_t DeviceMemory::allocate(uint64_t size, uint64_t alignment) {
   return base;
 }
 
+uint64_t DeviceMemory::reserve(uint64_t size) {
+  const uint64_t base = (next_free_ + kPageBytes - 1) & ~(kPageBytes - 1);
+  next_free_ = base + ((std::max<uint64_t>(size, 1) + kPageBytes - 1) & ~(kPageBytes - 1));
+  return base;
+}
+
 void DeviceMemory::release(uint64_t address) {
   auto it = allocations_.find(address);
   if (it == allocations_.end()) throw IllegalHostAccess("release of " + hex(address) + ", which is not an allocation");

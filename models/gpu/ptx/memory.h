@@ -51,6 +51,8 @@ class DeviceMemory final : public MemoryInterface {
 
   // Bump allocator over fresh pages (like cudaMalloc). Returns the device address.
   uint64_t allocate(uint64_t size, uint64_t alignment = 256);
+  // Address space for `size` bytes, page aligned, with no pages behind it (for map_foreign).
+  uint64_t reserve(uint64_t size);
   // Unmaps an allocation made by allocate(); later accesses to it fault.
   void release(uint64_t address);
   // Maps [address, address+size) at page granularity (zero-filled where new).

@@ -196,6 +196,14 @@ enum class Opcode : uint32_t {
                         // host's bytes in place (host writes are visible to a running kernel); on the
                         // timing model each access crosses the GMMU's PCIe link. MemUnmap(c) ends it.
                         // (Added without a version bump: an older platform answers InvalidCommand.)
+  IpcExport = 19,       // cudaIpcGetMemHandle: a: a device address inside one of the channel's device
+                        // (not managed) allocations -> value0: an export id, unique on this platform,
+                        // value1: the allocation's base. The export lives as long as the allocation.
+  IpcImport = 20,       // cudaIpcOpenMemHandle: a: an export id of ANOTHER channel -> value0: the device
+                        // address at which this channel now sees the same memory (same bytes, no
+                        // copy), value1: its size. InvalidHandle when the exporter freed the memory
+                        // or exited. MemUnmap(value0) closes it; when the exporter frees the memory or
+                        // exits first, the import is unmapped (later accesses fault).
 };
 
 // MemAdvise's advice: the numbering of cudaMemoryAdvise.
