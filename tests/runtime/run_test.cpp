@@ -382,10 +382,11 @@ TEST(GpuvpRun, EveryDeviceAttributeAnswersFromThePreset) {
       {"cudaDevAttrConcurrentManagedAccess", 1},
       {"cudaDevAttrMemoryPoolsSupported", 1},
       {"cudaDevAttrAsyncEngineCount", 1},
-      {"cudaDevAttrCooperativeLaunch", 0},                   // not implemented: programs waive it
+      {"cudaDevAttrCooperativeLaunch", 1},                   // cudaLaunchCooperativeKernel, grid sync
       {"cudaDevAttrIntegrated", 0},
       {"cudaDevAttrHostRegisterSupported", 1},
-      {"cudaDevAttrCanMapHostMemory", 0},                    // cudaHostGetDevicePointer: not implemented
+      {"cudaDevAttrCanMapHostMemory", 1},                    // zero copy (MemMapHost)
+      {"cudaDevAttrCanUseHostPointerForRegisteredMem", 1},   // mapped at the host's own address
   };
   for (const auto& [name, value] : expected) {
     ASSERT_EQ(a.values.count(name), 1u) << name;
