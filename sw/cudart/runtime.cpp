@@ -19,6 +19,10 @@ namespace {
 namespace dev = gpuvp::device;
 
 constexpr uint32_t kControlQueue = dev::kQueuesPerChannel - 1;  // MemMap, modules, symbols
+// Device addresses of mapped host memory as cudaHostGetDevicePointer answers them: this base plus
+// the memory's offset in the channel's window slice (clear of device allocations, which start at
+// 28 GiB, and of the host's usual user-space addresses).
+constexpr uint64_t kHostMapBase = uint64_t{0x2000} << 32;
 constexpr uint32_t kStreamQueues = dev::kQueuesPerChannel - 2;  // queues 1..6 for created streams
 constexpr std::size_t kStagingBytes = std::size_t{4} << 20;
 constexpr std::size_t kPrintfBytes = std::size_t{1} << 20;      // cudaLimitPrintfFifoSize default
@@ -1014,11 +1018,21 @@ cudaError_t Runtime::map_for_device(uint64_t pointer, uint64_t bytes) {
     mapping.window = *block;
     mapping.registered = true;
   }
-  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, base));
+  // Twice: at the host's own address (unified addressing: kernels may take the host pointer; where
+  // the OS put it varies from run to run, and so do the L2 and DRAM addresses of such accesses), and
+  // at an address fixed by the memory's place in the channel's window, which
+  // cudaHostGetDevicePointer answers (statistics then repeat exactly).
+  mapping.device = kHostMapBase + (mapping.window - driver_->window_base());
+  driver::Completion done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, base));
+  if (!done.lost && done.ok()) {
+    done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, mapping.device));
+    if (!done.lost && !done.ok()) call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+  }
   if (done.lost) return cudaErrorDevicesUnavailable;
   if (!done.ok()) {
     std::fprintf(stderr, "gpuvp: mapping host memory at %p for the device failed: %s\n",
                  reinterpret_cast<void*>(base), done.message.c_str());
+    mapping.device = 0;  // nothing is mapped on the device
     host_mappings_[base] = mapping;
     unmap_for_device(base);
     return cudaErrorInvalidValue;
@@ -1033,8 +1047,11 @@ cudaError_t Runtime::unmap_for_device(uint64_t base) {
   const HostMapping mapping = it->second;
   host_mappings_.erase(it);
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
-  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
-  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (mapping.device != 0) {
+    const driver::Completion host_view = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+    const driver::Completion fixed_view = call(kControlQueue, command(dev::Opcode::MemUnmap, mapping.device));
+    if (host_view.lost || fixed_view.lost) return cudaErrorDevicesUnavailable;
+  }
   if (mapping.registered) {
     // The program's pages become its own again, with the values they hold now.
     std::vector<uint8_t> values(mapping.bytes);
@@ -1131,7 +1148,9 @@ cudaError_t Runtime::host_device_pointer(void** device, void* host, unsigned fla
     }
     if (!found) return cudaErrorInvalidValue;
   }
-  *device = host;  // unified addressing: the device sees it at the host's address
+  auto it = host_mappings_.upper_bound(address);
+  --it;  // covered now
+  *device = reinterpret_cast<void*>(it->second.device + (address - it->first));
   return cudaSuccess;
 }
 

@@ -369,6 +369,7 @@ class Runtime {
     uint64_t bytes = 0;
     uint64_t window = 0;      // host address (window offset) of the pages
     bool registered = false;  // the program's memory aliased onto the window block
+    uint64_t device = 0;      // where cudaHostGetDevicePointer's pointers lie (kHostMapBase + slice offset)
   };
   std::map<uint64_t, HostMapping> host_mappings_;
   struct IpcOpened {

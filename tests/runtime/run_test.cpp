@@ -494,6 +494,16 @@ TEST(GpuvpRun, MappedHostMemoryIsAccessedInPlace) {
   EXPECT_GE(gmmu["remote_bytes"]["value"].get<uint64_t>(), 5u * 10000 * sizeof(float)) << gmmu.dump(2);
   EXPECT_EQ(gmmu["far_faults"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
   EXPECT_EQ(gmmu["migrated_bytes"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  // Through cudaHostGetDevicePointer's pointers the statistics repeat exactly.
+  std::string repeat[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = ::testing::TempDir() + "zero_copy_repeat" + std::to_string(i) + ".json";
+    const ProcessResult again =
+        run({kGpuvp, "run", "--stats", path, "--", kPrograms + "/zero_copy", "no-host-pointers"}, kRunTimeout);
+    ASSERT_EQ(again.exit_code, 0) << describe(again);
+    repeat[i] = without_bridge(slurp(path));
+  }
+  EXPECT_EQ(repeat[0], repeat[1]);
   const ProcessResult functional =
       run({kGpuvp, "run", "--set", "sim.kernel_model=functional", "--", kPrograms + "/zero_copy", "no-spin"},
           kRunTimeout);
