@@ -889,8 +889,12 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
       cta = CtaFootprint{static_cast<uint32_t>(threads), resources.registers_per_thread, static_cast<uint32_t>(shared),
                          resources.local_bytes_per_thread};
     } else {
-      const ptx::KernelRun probe(memory, options, module, kernel, config, params);
-      cta = footprint(probe);
+      try {
+        const ptx::KernelRun probe(memory, options, module, kernel, config, params);
+        cta = footprint(probe);
+      } catch (const std::exception& e) {
+        return refuse(Status::InvalidLaunch, std::string("cooperative launch: ") + e.what());
+      }
     }
     const Occupancy fit =
         occupancy(params_.sm, cta, params_.sm.shared_capacity(config.shared_carveout_percent, cta.shared_bytes));
