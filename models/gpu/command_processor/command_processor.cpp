@@ -363,7 +363,13 @@ CommandProcessor::Result CommandProcessor::mem_map_host(Context& context, uint32
       timing_->uvm().advise(address, span, static_cast<uint32_t>(device::MemAdvice::SetAccessedBy),
                             static_cast<uint32_t>(device::AdviceLocation::Device));
       context.managed[address] = span;
-    } catch (const std::invalid_argument&) {  // overlaps another channel's managed range: untimed link
+    } catch (const std::invalid_argument&) {
+      // Another program maps memory at these addresses already (the GMMU tracks one owner per
+      // address): this mapping's accesses are timed as device memory. Said, not silent.
+      if (notice_) {
+        notice_("warning: host memory mapped at " + hex(address) + " overlaps another program's mapping on the GMMU; "
+                "its device accesses are timed as device memory, not over PCIe");
+      }
     }
   }
   return Result::ok(address);
