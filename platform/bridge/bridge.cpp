@@ -180,6 +180,7 @@ Bridge::Bridge(sc_core::sc_module_name name, const PlatformParams& params, stats
       stats_(std::make_unique<Stats>(stats)) {
   host_memory.register_b_transport(this, &Bridge::host_access);
   host_memory.register_transport_dbg(this, &Bridge::host_debug);
+  host_memory.register_get_direct_mem_ptr(this, &Bridge::host_direct);
   for (auto& flag : cancelled_) flag = false;
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error("gpuvp bridge: eventfd failed");
@@ -938,6 +939,18 @@ unsigned int Bridge::host_debug(tlm::tlm_generic_payload& payload) {
   if (host_access_allowed(payload) == nullptr || !payload.is_read()) return 0;  // reads only: probes
   std::memcpy(payload.get_data_ptr(), region_.base() + payload.get_address(), payload.get_data_length());
   return payload.get_data_length();
+}
+
+bool Bridge::host_direct(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
+  // The whole slice of the channel named by the payload's DmaExtension, read and write.
+  const gpu::DmaExtension* extension = host_access_allowed(payload);
+  if (extension == nullptr) return false;
+  const uint64_t begin = region_.slice_begin(extension->channel);
+  dmi.set_dmi_ptr(region_.base() + begin);
+  dmi.set_start_address(begin);
+  dmi.set_end_address(begin + region_.slice_bytes() - 1);
+  dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_READ_WRITE);
+  return true;
 }
 
 void Bridge::host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {

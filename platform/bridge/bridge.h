@@ -161,6 +161,8 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void update_time_gate();
   void host_access(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned int host_debug(tlm::tlm_generic_payload& payload);  // untimed reads: window probes
+  // A direct pointer to the channel's window slice (zero-copy mappings of host memory).
+  bool host_direct(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
   // The access's DMA extension when it may touch the region (its channel's slice, not cancelled).
   const gpu::DmaExtension* host_access_allowed(const tlm::tlm_generic_payload& payload) const;
 

@@ -39,10 +39,8 @@ GPUVP_EXPORT cudaError_t cudaFreeHost(void* ptr) {
   return with_device([&](Runtime& runtime) { return runtime.free_host(ptr); });
 }
 
-GPUVP_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned int) {
-  (void)device;
-  (void)host;
-  return gpuvp::cudart::not_supported("cudaHostGetDevicePointer");
+GPUVP_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned int flags) {
+  return with_device([&](Runtime& runtime) { return runtime.host_device_pointer(device, host, flags); });
 }
 
 GPUVP_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned int) {

@@ -756,7 +756,7 @@ cudaError_t GraphAccess::run_node(Runtime& runtime, const GraphNode& node, cudaS
   switch (node.type) {
     case cudaGraphNodeTypeKernel:
       return runtime.launch_kernel(node.function, node.grid, node.block, const_cast<void**>(node.argument_pointers.data()),
-                                   node.shared_bytes, stream, true);
+                                   node.shared_bytes, stream, LaunchOptions{false, -2, true});
     case cudaGraphNodeTypeMemcpy: return run_copy(runtime, node.copy, stream);
     case cudaGraphNodeTypeMemset: return run_memset(runtime, node.memset, stream);
     case cudaGraphNodeTypeHost: {

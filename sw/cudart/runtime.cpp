@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "sw/cudart/graph.h"
+#include "gpuvp/occupancy.h"
 #include "sw/driver/ivshmem_client.h"
 
 namespace gpuvp::cudart {
@@ -19,6 +20,10 @@ namespace {
 namespace dev = gpuvp::device;
 
 constexpr uint32_t kControlQueue = dev::kQueuesPerChannel - 1;  // MemMap, modules, symbols
+// Device addresses of mapped host memory as cudaHostGetDevicePointer answers them: this base plus
+// the memory's offset in the channel's window slice (clear of device allocations, which start at
+// 28 GiB, and of the host's usual user-space addresses).
+constexpr uint64_t kHostMapBase = uint64_t{0x2000} << 32;
 constexpr uint32_t kStreamQueues = dev::kQueuesPerChannel - 2;  // queues 1..6 for created streams
 constexpr std::size_t kStagingBytes = std::size_t{4} << 20;
 constexpr std::size_t kPrintfBytes = std::size_t{1} << 20;      // cudaLimitPrintfFifoSize default
@@ -163,6 +168,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::OutOfMemory: error = cudaErrorMemoryAllocation; break;
       case dev::Status::InvalidLaunch: error = cudaErrorInvalidConfiguration; break;
       case dev::Status::LaunchOutOfResources: error = cudaErrorLaunchOutOfResources; break;
+      case dev::Status::CooperativeLaunchTooLarge: error = cudaErrorCooperativeLaunchTooLarge; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
         error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
@@ -280,7 +286,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrMultiProcessorCount: v = static_cast<int>(d.sm_count); break;
     case cudaDevAttrKernelExecTimeout: v = 0; break;
     case cudaDevAttrIntegrated: v = 0; break;
-    case cudaDevAttrCanMapHostMemory: v = 0; break;  // cudaHostGetDevicePointer is not implemented
+    case cudaDevAttrCanMapHostMemory: v = 1; break;  // zero copy: MemMapHost
     case cudaDevAttrComputeMode: v = cudaComputeModeDefault; break;
     case cudaDevAttrMaxTexture1DWidth: v = kMaxTexture1D; break;
     case cudaDevAttrMaxTexture2DWidth: v = kMaxTexture2D[0]; break;
@@ -353,8 +359,8 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrPageableMemoryAccess: v = 0; break;
     case cudaDevAttrConcurrentManagedAccess: v = 1; break;  // on-demand paging of managed memory
     case cudaDevAttrComputePreemptionSupported: v = 0; break;
-    case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 0; break;
-    case cudaDevAttrCooperativeLaunch: v = 0; break;  // cudaLaunchCooperativeKernel is not implemented
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 1; break;  // mapped at the host's address
+    case cudaDevAttrCooperativeLaunch: v = 1; break;  // cudaLaunchCooperativeKernel, grid-wide sync
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = clamp(shared_per_block_optin(d)); break;
     case cudaDevAttrCanFlushRemoteWrites: v = 0; break;
     case cudaDevAttrHostRegisterSupported: v = 1; break;  // cudaHostRegister (copies are staged)
@@ -877,7 +883,13 @@ bool Runtime::is_device_range(uint64_t address, std::size_t bytes) const {
     }
   }
   if (is_device_heap(address, bytes)) return true;  // pointers kernels got from malloc
-  // Module variables (__device__ globals) are device memory too.
+  // Another program's memory opened through IPC, and module variables (__device__ globals).
+  for (const auto& [pointer, opened] : ipc_opened_) {
+    if (address >= opened.base && address - opened.base <= opened.bytes &&
+        bytes <= opened.bytes - (address - opened.base)) {
+      return true;
+    }
+  }
   for (const auto& entry : variables_) {
     const Variable& v = *entry.second;
     if (v.resolved && address >= v.address && address - v.address <= v.size && bytes <= v.size - (address - v.address)) {
@@ -914,8 +926,19 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) 
     host_allocations_[*address] = bytes;
     *ptr = driver_->pointer(*address);
     host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
+    if ((flags & cudaHostAllocMapped) != 0) {
+      if (const cudaError_t e = map_for_device(to_address(*ptr), bytes == 0 ? 1 : bytes); e != cudaSuccess) {
+        host_allocations_.erase(*address);
+        host_alloc_flags_.erase(to_address(*ptr));
+        driver_->release(*address);
+        *ptr = nullptr;
+        return e;
+      }
+    }
     return cudaSuccess;
   }
+  // Mapped memory must be where the device can reach it: the window.
+  if ((flags & cudaHostAllocMapped) != 0) return cudaErrorMemoryAllocation;
   // The window is full: ordinary host memory works for every copy (staged through the window),
   // only slower and synchronous. Said once.
   void* host = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -951,13 +974,198 @@ cudaError_t Runtime::host_register(void* ptr, std::size_t bytes, unsigned flags)
   if (overlaps(registered_) || overlaps(host_alloc_flags_)) return cudaErrorHostMemoryAlreadyRegistered;
   // Registration changes nothing for the copies: pageable memory is staged through the window.
   registered_[lo] = HostRange{bytes, flags};
+  if ((flags & cudaHostRegisterMapped) != 0) {
+    if (const cudaError_t e = map_for_device(lo, bytes); e != cudaSuccess) {
+      registered_.erase(lo);
+      return e;
+    }
+  }
   return cudaSuccess;
 }
 
 cudaError_t Runtime::host_unregister(void* ptr) {
   const auto it = registered_.find(to_address(ptr));
   if (ptr == nullptr || it == registered_.end()) return cudaErrorHostMemoryNotRegistered;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (const auto mapping = host_mappings_.find(it->first / page * page); mapping != host_mappings_.end()) {
+    if (const cudaError_t e = unmap_for_device(mapping->first); e != cudaSuccess) return e;
+  }
   registered_.erase(it);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::map_for_device(uint64_t pointer, uint64_t bytes) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t base = pointer / page * page;
+  const uint64_t span = (pointer + bytes + page - 1) / page * page - base;
+  // One mapping per page: a range sharing a page with a mapped one cannot be mapped apart.
+  auto it = host_mappings_.upper_bound(base + span - 1);
+  if (it != host_mappings_.begin() && std::prev(it)->first + std::prev(it)->second.bytes > base) {
+    std::fprintf(stderr, "gpuvp: host memory at %p shares a page with memory already mapped for the device; "
+                 "it is not mapped\n", reinterpret_cast<void*>(pointer));
+    return cudaErrorInvalidValue;
+  }
+  HostMapping mapping;
+  mapping.bytes = span;
+  if (const auto window = driver_->host_address(reinterpret_cast<void*>(base), span); window) {
+    mapping.window = *window;  // pinned memory: already in the window
+  } else {
+    // Registered memory: its pages move into a window block, and the program's addresses become
+    // a second mapping of that block (the data stays where the program put it, in one copy).
+    const auto block = driver_->allocate(span, page);
+    if (!block) {
+      std::fprintf(stderr, "gpuvp: no room in the channel's DMA window (%llu of %llu bytes in use) to map %llu bytes "
+                   "of registered host memory for the device\n",
+                   static_cast<unsigned long long>(driver_->window_used()),
+                   static_cast<unsigned long long>(driver_->window_capacity()), static_cast<unsigned long long>(span));
+      return cudaErrorMemoryAllocation;
+    }
+    void* shared = driver_->pointer(*block);
+    std::memcpy(shared, reinterpret_cast<void*>(base), span);
+    void* alias = ::mremap(shared, 0, span, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(base));
+    if (alias == MAP_FAILED) {
+      std::fprintf(stderr, "gpuvp: registered host memory at %p cannot be mapped for the device: this transport's "
+                   "shared region cannot be mapped a second time (%s)\n", reinterpret_cast<void*>(pointer),
+                   std::strerror(errno));
+      driver_->release(*block);
+      return cudaErrorNotSupported;
+    }
+    mapping.window = *block;
+    mapping.registered = true;
+  }
+  // Twice: at the host's own address (unified addressing: kernels may take the host pointer; where
+  // the OS put it varies from run to run, and so do the L2 and DRAM addresses of such accesses), and
+  // at an address fixed by the memory's place in the channel's window, which
+  // cudaHostGetDevicePointer answers (statistics then repeat exactly).
+  mapping.device = kHostMapBase + (mapping.window - driver_->window_base());
+  driver::Completion done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, base));
+  if (!done.lost && done.ok()) {
+    done = call(kControlQueue, command(dev::Opcode::MemMapHost, mapping.window, span, mapping.device));
+    if (!done.lost && !done.ok()) call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+  }
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) {
+    std::fprintf(stderr, "gpuvp: mapping host memory at %p for the device failed: %s\n",
+                 reinterpret_cast<void*>(base), done.message.c_str());
+    mapping.device = 0;  // nothing is mapped on the device
+    host_mappings_[base] = mapping;
+    unmap_for_device(base);
+    return cudaErrorInvalidValue;
+  }
+  host_mappings_[base] = mapping;
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::unmap_for_device(uint64_t base) {
+  const auto it = host_mappings_.find(base);
+  if (it == host_mappings_.end()) return cudaSuccess;
+  const HostMapping mapping = it->second;
+  host_mappings_.erase(it);
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  if (mapping.device != 0) {
+    const driver::Completion host_view = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+    const driver::Completion fixed_view = call(kControlQueue, command(dev::Opcode::MemUnmap, mapping.device));
+    if (host_view.lost || fixed_view.lost) return cudaErrorDevicesUnavailable;
+  }
+  if (mapping.registered) {
+    // The program's pages become its own again, with the values they hold now.
+    std::vector<uint8_t> values(mapping.bytes);
+    std::memcpy(values.data(), reinterpret_cast<void*>(base), mapping.bytes);
+    void* own = ::mmap(reinterpret_cast<void*>(base), mapping.bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (own == MAP_FAILED) return cudaErrorUnknown;
+    std::memcpy(own, values.data(), mapping.bytes);
+    driver_->release(mapping.window);
+  }
+  return cudaSuccess;
+}
+
+namespace {
+// What a cudaIpcMemHandle_t holds: the platform's export id and the pointer's offset in its
+// allocation, behind a magic that tells gpuvp's handles from anything else.
+struct IpcMemHandle {
+  uint64_t magic;
+  uint64_t export_id;
+  uint64_t offset;
+};
+constexpr uint64_t kIpcMagic = 0x4350'4950'5655'5047ull;  // "GPUVPIPC"
+static_assert(sizeof(IpcMemHandle) <= sizeof(cudaIpcMemHandle_t), "fits CUDA's handle");
+}  // namespace
+
+cudaError_t Runtime::ipc_get_mem_handle(cudaIpcMemHandle_t* handle, void* device) {
+  if (handle == nullptr || device == nullptr) return cudaErrorInvalidValue;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcExport, to_address(device)));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) return cudaErrorInvalidValue;
+  IpcMemHandle h{kIpcMagic, done.value0, to_address(device) - done.value1};
+  std::memset(handle, 0, sizeof *handle);
+  std::memcpy(handle, &h, sizeof h);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t& handle, unsigned flags) {
+  if (device == nullptr || (flags & ~cudaIpcMemLazyEnablePeerAccess) != 0) return cudaErrorInvalidValue;
+  IpcMemHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  if (h.magic != kIpcMagic) return cudaErrorInvalidResourceHandle;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcImport, h.export_id));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) {
+    std::fprintf(stderr, "gpuvp: cudaIpcOpenMemHandle: %s\n", done.message.c_str());
+    return cudaErrorInvalidResourceHandle;
+  }
+  const uint64_t pointer = done.value0 + h.offset;
+  ipc_opened_[pointer] = IpcOpened{done.value0, done.value1};
+  *device = reinterpret_cast<void*>(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::ipc_close_mem_handle(void* device) {
+  const auto it = ipc_opened_.find(to_address(device));
+  if (it == ipc_opened_.end()) return cudaErrorInvalidResourceHandle;
+  if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  const uint64_t base = it->second.base;
+  ipc_opened_.erase(it);
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::MemUnmap, base));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  // An import whose exporter already freed the memory or exited is gone on the device already.
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::host_device_pointer(void** device, void* host, unsigned flags) {
+  if (device == nullptr || host == nullptr || flags != 0) return cudaErrorInvalidValue;
+  const uint64_t address = to_address(host);
+  auto covered = [&]() {
+    auto it = host_mappings_.upper_bound(address);
+    if (it == host_mappings_.begin()) return false;
+    --it;
+    return address - it->first < it->second.bytes;
+  };
+  if (!covered()) {
+    // Pinned or registered memory not mapped yet (unified addressing maps it all): map the whole
+    // allocation or registration holding `host`.
+    bool found = false;
+    for (const auto* ranges : {&host_alloc_flags_, &registered_}) {
+      auto it = ranges->upper_bound(address);
+      if (it == ranges->begin()) continue;
+      --it;
+      if (address - it->first >= std::max<uint64_t>(it->second.bytes, 1)) continue;
+      if (ranges == &host_alloc_flags_ && pageable_pinned_.count(it->first) != 0) {
+        std::fprintf(stderr, "gpuvp: cudaHostGetDevicePointer: %p is pinned memory beyond the DMA window, which the "
+                     "device cannot map\n", host);
+        return cudaErrorMemoryAllocation;
+      }
+      if (const cudaError_t e = map_for_device(it->first, std::max<uint64_t>(it->second.bytes, 1)); e != cudaSuccess) {
+        return e;
+      }
+      found = true;
+      break;
+    }
+    if (!found) return cudaErrorInvalidValue;
+  }
+  auto it = host_mappings_.upper_bound(address);
+  --it;  // covered now
+  *device = reinterpret_cast<void*>(it->second.device + (address - it->first));
   return cudaSuccess;
 }
 
@@ -1379,6 +1587,7 @@ cudaError_t Runtime::free_host(void* ptr) {
   const auto address = driver_->host_address(ptr);
   if (!address || host_allocations_.count(*address) == 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = synchronize(); e != cudaSuccess && is_sticky(e)) return e;
+  if (const cudaError_t e = unmap_for_device(to_address(ptr)); e != cudaSuccess) return e;
   host_allocations_.erase(*address);
   host_alloc_flags_.erase(to_address(ptr));
   driver_->release(*address);
@@ -1577,14 +1786,31 @@ cudaError_t Runtime::pop_configuration(dim3* grid, dim3* block, std::size_t* sha
 }
 
 cudaError_t Runtime::launch(const void* host_function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, const LaunchOptions& options) {
   Function* function = function_of(host_function);
   if (function == nullptr) return cudaErrorInvalidDeviceFunction;
-  return launch_kernel(function, grid, block, args, shared, stream);
+  return launch_kernel(function, grid, block, args, shared, stream, options);
 }
 
+namespace {
+// The device's occupancy rule with what the runtime knows of a kernel: the SM's limits from
+// DeviceInfo, registers and static shared memory from its SASS (none known without a cubin of
+// the device's major: the device then estimates registers and may refuse what this allowed).
+dev::Occupancy occupancy_of(const dev::DeviceInfo& d, const Function& function, uint64_t threads,
+                            uint64_t dynamic_shared) {
+  dev::CtaDemand cta{static_cast<uint32_t>(threads), 0, dynamic_shared};
+  if (const cubin::KernelResources* sass = function.sass; sass != nullptr) {
+    cta.registers_per_thread = sass->registers;
+    cta.shared_bytes += sass->static_shared_bytes;
+  }
+  return dev::occupancy(dev::SmCapacity{d.max_ctas_per_sm, d.max_threads_per_sm, d.registers_per_sm,
+                                        d.shared_memory_per_sm},
+                        cta);
+}
+}  // namespace
+
 cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                                   cudaStream_t stream_handle, bool graph_node) {
+                                   cudaStream_t stream_handle, const LaunchOptions& options) {
   if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
     return GraphAccess::capture_kernel(*this, function, grid, block, args, shared, stream_handle);
   }
@@ -1599,6 +1825,13 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   Stream* stream = stream_of(stream_handle);
   if (stream == nullptr) return cudaErrorInvalidResourceHandle;
   if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  if (options.cooperative) {
+    // The whole grid must be resident at once (the device checks this too, by its own figures).
+    const dev::Occupancy fit = occupancy_of(d, *function, threads, shared);
+    if (uint64_t{grid.x} * grid.y * grid.z > uint64_t{fit.ctas_per_sm} * d.sm_count) {
+      return cudaErrorCooperativeLaunchTooLarge;
+    }
+  }
   std::vector<uint8_t> packed(function->param_bytes, 0);
   for (std::size_t i = 0; i < function->params.size(); ++i) {
     const dev::ParamLayout& p = function->params[i];
@@ -1635,12 +1868,14 @@ cudaError_t Runtime::launch_kernel(Function* function, dim3 grid, dim3 block, vo
   launch.block[2] = block.z;
   launch.dynamic_shared_bytes = static_cast<uint32_t>(shared);
   launch.max_dynamic_shared_bytes = function->max_dynamic_shared;
-  launch.shared_carveout = static_cast<uint32_t>(function->shared_carveout + 1);
+  launch.shared_carveout =
+      static_cast<uint32_t>((options.shared_carveout != -2 ? options.shared_carveout : function->shared_carveout) + 1);
+  launch.launch_flags = (options.cooperative ? uint32_t{dev::kLaunchCooperative} : 0u) |
+                        (options.graph_node ? uint32_t{dev::kLaunchGraphNode} : 0u);
   launch.args_address = args_address;
   launch.args_bytes = packed.size();
   launch.printf_address = pending.printf_address;
   launch.printf_bytes = pending.printf_address != 0 ? printf_bytes() : 0;
-  launch.launch_flags = graph_node ? dev::kLaunchGraphNode : 0;
   const uint64_t sequence = submit(*stream, cmd, std::move(pending));
   return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
 }
@@ -1684,18 +1919,36 @@ cudaError_t Runtime::occupancy(int* blocks, const void* host_function, int block
   if (function == nullptr) return cudaErrorInvalidDeviceFunction;
   if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
   const dev::DeviceInfo& d = info();
-  const uint32_t warps = (static_cast<uint32_t>(block_size) + d.warp_size - 1) / d.warp_size;
-  uint64_t limit = d.max_ctas_per_sm;
-  limit = std::min<uint64_t>(limit, d.max_threads_per_sm / (warps * d.warp_size));
-  if (const cubin::KernelResources* sass = function->sass; sass != nullptr) {
-    // The device's rule: registers allocated per warp in units of 256, static shared memory too.
-    const uint64_t per_warp = (uint64_t{sass->registers} * d.warp_size + 255) / 256 * 256;
-    if (per_warp != 0) limit = std::min<uint64_t>(limit, d.registers_per_sm / (per_warp * warps));
-    shared += sass->static_shared_bytes;
+  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) {
+    *blocks = 0;
+    return cudaSuccess;
   }
-  if (shared > 0) limit = std::min<uint64_t>(limit, d.shared_memory_per_sm / shared);
-  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) limit = 0;
-  *blocks = static_cast<int>(limit);
+  *blocks = static_cast<int>(occupancy_of(d, *function, static_cast<uint64_t>(block_size), shared).ctas_per_sm);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::available_dynamic_shared(std::size_t* shared, const void* host_function, int blocks,
+                                              int block_size) {
+  if (shared == nullptr || blocks <= 0 || block_size <= 0) return cudaErrorInvalidValue;
+  Function* function = function_of(host_function);
+  if (function == nullptr) return cudaErrorInvalidDeviceFunction;
+  if (const cudaError_t e = resolve(*function); e != cudaSuccess) return e;
+  const dev::DeviceInfo& d = info();
+  *shared = 0;
+  if (static_cast<uint32_t>(block_size) > d.max_threads_per_block) return cudaSuccess;
+  // Without shared memory, do `blocks` CTAs fit at all (threads, warps, registers, CTA limit)?
+  if (occupancy_of(d, *function, static_cast<uint64_t>(block_size), 0).ctas_per_sm < static_cast<uint32_t>(blocks)) {
+    return cudaSuccess;
+  }
+  const uint64_t static_shared = function->sass != nullptr ? function->sass->static_shared_bytes : 0;
+  const uint64_t per_block = d.shared_memory_per_sm / static_cast<uint64_t>(blocks);
+  if (per_block <= static_shared) return cudaSuccess;
+  // A CTA may use at most the per-block limit (48 KiB) without the opt-in attribute, at most the
+  // attribute's value with it.
+  const uint64_t dynamic_limit =
+      function->max_dynamic_shared != 0 ? function->max_dynamic_shared
+                                        : (d.shared_memory_per_block > static_shared ? d.shared_memory_per_block - static_shared : 0);
+  *shared = std::min<uint64_t>(per_block - static_shared, dynamic_limit);
   return cudaSuccess;
 }
 

@@ -151,6 +151,13 @@ struct Pending {
   std::string what;              // for error messages
 };
 
+// What a launch asks beyond <<<...>>> (cudaLaunchCooperativeKernel, cudaLaunchKernelEx's attributes).
+struct LaunchOptions {
+  bool cooperative = false;      // all CTAs resident at once, grid-wide sync
+  int32_t shared_carveout = -2;  // this launch's carve-out percent; -2: the function's attribute
+  bool graph_node = false;       // a kernel node of a launched graph (the device applies the graph launch latency)
+};
+
 class Runtime {
  public:
   static Runtime& instance();
@@ -201,6 +208,14 @@ class Runtime {
   cudaError_t host_register(void* ptr, std::size_t bytes, unsigned flags);
   cudaError_t host_unregister(void* ptr);
   cudaError_t host_flags(unsigned* flags, void* ptr);
+  // cudaHostGetDevicePointer: pinned or registered host memory mapped into the device's address
+  // space at its own address (unified addressing), mapping it first if it is not yet.
+  cudaError_t host_device_pointer(void** device, void* host, unsigned flags);
+
+  // ---- IPC: a device allocation of this program opened by another on the same platform.
+  cudaError_t ipc_get_mem_handle(cudaIpcMemHandle_t* handle, void* device);
+  cudaError_t ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t& handle, unsigned flags);
+  cudaError_t ipc_close_mem_handle(void* device);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -225,12 +240,17 @@ class Runtime {
   cudaError_t attach_memory(cudaStream_t stream, void* ptr, std::size_t bytes, unsigned flags);
 
   // ---- Launch.
-  cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream);
-  // `graph_node`: a kernel node of a launched graph (the device applies the graph launch latency).
+  cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, std::size_t shared, cudaStream_t stream,
+                     const LaunchOptions& options = {});
   cudaError_t launch_kernel(Function* function, dim3 grid, dim3 block, void** args, std::size_t shared,
-                            cudaStream_t stream, bool graph_node = false);
+                            cudaStream_t stream, const LaunchOptions& options = {});
   cudaError_t function_attributes(cudaFuncAttributes* attributes, const void* function);
+  // CTAs of `function` one SM holds at once, by the device's rule (gpuvp/occupancy.h) with its
+  // SASS registers and static shared memory.
   cudaError_t occupancy(int* blocks, const void* function, int block_size, std::size_t shared);
+  // cudaOccupancyAvailableDynamicSMemPerBlock: the dynamic shared memory per CTA that still lets
+  // `blocks` CTAs of `block_size` threads be resident on one SM.
+  cudaError_t available_dynamic_shared(std::size_t* shared, const void* function, int blocks, int block_size);
   void push_configuration(dim3 grid, dim3 block, std::size_t shared, void* stream);
   cudaError_t pop_configuration(dim3* grid, dim3* block, std::size_t* shared, void* stream);
 
@@ -374,6 +394,25 @@ class Runtime {
   std::map<uint64_t, HostRange> host_alloc_flags_;  // pointer -> cudaHostAlloc's flags (window or pageable)
   std::map<uint64_t, uint64_t> pageable_pinned_;     // pointer -> bytes: cudaMallocHost beyond the window
   std::map<uint64_t, HostRange> registered_;        // pointer -> cudaHostRegister range
+  // Zero copy. Host memory the device maps at the same address (MemMapHost): page-aligned base
+  // -> pages and, for registered memory, the window block its pages were moved into (the
+  // program's own pages are replaced by a second mapping of that block, so both see one copy).
+  struct HostMapping {
+    uint64_t bytes = 0;
+    uint64_t window = 0;      // host address (window offset) of the pages
+    bool registered = false;  // the program's memory aliased onto the window block
+    uint64_t device = 0;      // where cudaHostGetDevicePointer's pointers lie (kHostMapBase + slice offset)
+  };
+  std::map<uint64_t, HostMapping> host_mappings_;
+  struct IpcOpened {
+    uint64_t base = 0;   // the import's device address (IpcImport)
+    uint64_t bytes = 0;
+  };
+  std::map<uint64_t, IpcOpened> ipc_opened_;  // pointer handed out -> its import
+  // Maps [pointer, pointer + bytes) of a pinned allocation or a registration for the device.
+  cudaError_t map_for_device(uint64_t pointer, uint64_t bytes);
+  // Undoes map_for_device for the mapping at `base` (its memory keeps its values).
+  cudaError_t unmap_for_device(uint64_t base);
   bool pageable_pinned_logged_ = false;
   std::map<uint64_t, Pending> pending_;            // sequence -> pending op
   uint64_t last_on_queue_[device::kQueuesPerChannel] = {};

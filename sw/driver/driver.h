@@ -65,6 +65,7 @@ class Driver {
   // The host address of [p, p+bytes) if it lies in this channel's slice.
   std::optional<uint64_t> host_address(const void* p, uint64_t bytes = 1) const;
   uint64_t window_used() const { return window_.used(); }
+  uint64_t window_base() const { return window_base_; }  // host address of this channel's slice
   uint64_t window_capacity() const { return window_.capacity(); }
 
   // ---- Commands.

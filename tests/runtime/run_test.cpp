@@ -384,10 +384,11 @@ TEST(GpuvpRun, EveryDeviceAttributeAnswersFromThePreset) {
       {"cudaDevAttrConcurrentManagedAccess", 1},
       {"cudaDevAttrMemoryPoolsSupported", 1},
       {"cudaDevAttrAsyncEngineCount", 1},
-      {"cudaDevAttrCooperativeLaunch", 0},                   // not implemented: programs waive it
+      {"cudaDevAttrCooperativeLaunch", 1},                   // cudaLaunchCooperativeKernel, grid sync
       {"cudaDevAttrIntegrated", 0},
       {"cudaDevAttrHostRegisterSupported", 1},
-      {"cudaDevAttrCanMapHostMemory", 0},                    // cudaHostGetDevicePointer: not implemented
+      {"cudaDevAttrCanMapHostMemory", 1},                    // zero copy (MemMapHost)
+      {"cudaDevAttrCanUseHostPointerForRegisteredMem", 1},   // mapped at the host's own address
   };
   for (const auto& [name, value] : expected) {
     ASSERT_EQ(a.values.count(name), 1u) << name;
@@ -501,6 +502,67 @@ TEST(GpuvpRun, PinnedAndRegisteredHostMemory) {
   EXPECT_NE(r.out.find("PASS pinned_memory"), std::string::npos) << describe(r);
   // Beyond the DMA window, pinned memory is pageable: said once.
   EXPECT_NE(r.err.find("is pageable memory"), std::string::npos) << describe(r);
+}
+
+// Cooperative launches: grid-wide sync on the timing model and on the functional model, the
+// occupancy API against the rule, cudaLaunchKernelEx's attributes (tests/runtime/cuda/cooperative.cu).
+TEST(GpuvpRun, CooperativeLaunchesSyncTheWholeGrid) {
+  for (const std::string model : {"timing", "functional"}) {
+    const ProcessResult r =
+        run({kGpuvp, "run", "--set", "sim.kernel_model=" + model, "--", kPrograms + "/cooperative"}, kRunTimeout);
+    EXPECT_EQ(r.exit_code, 0) << model << "\n" << describe(r);
+    EXPECT_NE(r.out.find("PASS cooperative"), std::string::npos) << model << "\n" << describe(r);
+    // grid.sync() outside a cooperative launch has no workspace: the kernel traps, as on hardware.
+    EXPECT_NE(r.out.find("non-cooperative grid sync: cudaErrorLaunchFailure"), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find("thread block clusters (launch attribute 4) need compute capability 9.0"), std::string::npos)
+        << describe(r);
+  }
+  // Fewer SMs: the largest co-resident grid shrinks with them, and still syncs.
+  const ProcessResult small = run({kGpuvp, "run", "--set", "gpu.sm.count=6", "--", kPrograms + "/cooperative"}, kRunTimeout);
+  EXPECT_EQ(small.exit_code, 0) << describe(small);
+}
+
+// Zero copy (tests/runtime/cuda/zero_copy.cu): kernels read and write mapped host memory in place,
+// system-scope atomics on it, a kernel leaving a spin loop once the host sets a mapped flag; the
+// accesses cross the GMMU's PCIe link on the timing model.
+TEST(GpuvpRun, MappedHostMemoryIsAccessedInPlace) {
+  const std::string stats = ::testing::TempDir() + "zero_copy_stats.json";
+  const ProcessResult r = run({kGpuvp, "run", "--stats", stats, "--", kPrograms + "/zero_copy"}, kRunTimeout);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS zero_copy"), std::string::npos) << describe(r);
+  const nlohmann::json json = nlohmann::json::parse(slurp(stats));
+  const nlohmann::json& gmmu = json["run"]["groups"]["uvm.gmmu"]["counters"];
+  // Every access to mapped memory crossed the GMMU's PCIe link, and none migrated a page: saxpy
+  // alone reads at least 3 x 10,000 x 2 floats and writes 2 x 10,000 over it.
+  EXPECT_GT(gmmu["remote_accesses"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  EXPECT_GE(gmmu["remote_bytes"]["value"].get<uint64_t>(), 5u * 10000 * sizeof(float)) << gmmu.dump(2);
+  EXPECT_EQ(gmmu["far_faults"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  EXPECT_EQ(gmmu["migrated_bytes"]["value"].get<uint64_t>(), 0u) << gmmu.dump(2);
+  // Through cudaHostGetDevicePointer's pointers the statistics repeat exactly.
+  std::string repeat[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = ::testing::TempDir() + "zero_copy_repeat" + std::to_string(i) + ".json";
+    const ProcessResult again =
+        run({kGpuvp, "run", "--stats", path, "--", kPrograms + "/zero_copy", "no-host-pointers"}, kRunTimeout);
+    ASSERT_EQ(again.exit_code, 0) << describe(again);
+    repeat[i] = without_bridge(slurp(path));
+  }
+  EXPECT_EQ(repeat[0], repeat[1]);
+  const ProcessResult functional =
+      run({kGpuvp, "run", "--set", "sim.kernel_model=functional", "--", kPrograms + "/zero_copy", "no-spin"},
+          kRunTimeout);
+  EXPECT_EQ(functional.exit_code, 0) << describe(functional);
+  EXPECT_NE(functional.out.find("PASS zero_copy"), std::string::npos) << describe(functional);
+}
+
+// IPC between programs on one platform (tests/runtime/cuda/ipc.cu starts copies of itself): one
+// opens and doubles another's buffer, which sees the writes; handles of exited programs and of
+// freed memory fail clearly.
+TEST(GpuvpRun, IpcHandlesShareDeviceMemoryBetweenPrograms) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/ipc"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS ipc"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("names no memory: its program freed it or exited"), std::string::npos) << describe(r);
 }
 
 TEST(GpuvpRun, PerThreadDefaultStreamBuild) {

@@ -80,6 +80,11 @@ struct CommandProcessor::Result {
   static Result error(Status status, std::string message) { return Result{status, 0, 0, std::move(message)}; }
 };
 
+// Cells of grid workspace per context: more cooperative kernels than a channel has queues
+// never run at once.
+constexpr uint64_t kGridWorkspaces = 64;
+static_assert(kGridWorkspaces >= device::kQueuesPerChannel, "a cooperative kernel per queue at least");
+
 struct CommandProcessor::Context {
   struct Module {
     std::unique_ptr<ptx::LoadedModule> loaded;
@@ -95,10 +100,16 @@ struct CommandProcessor::Context {
   std::map<uint64_t, uint64_t> allocations;  // base -> bytes (MemMap)
   std::map<uint64_t, uint64_t> managed;      // the Managed ones the GMMU tracks (timing model)
   std::map<uint64_t, uint64_t> variables;    // base -> bytes (module .global/.const variables)
+  std::map<uint64_t, uint64_t> host_mapped;  // base -> bytes (MemMapHost: host memory, zero copy)
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> imports;  // base -> (export id, bytes): IpcImport
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
   uint64_t next_handle = 1;
   uint64_t mapped_bytes = 0;
+  // Grid workspaces of cooperative launches: kGridWorkspaces 8-byte cells, allocated at the
+  // first cooperative launch; a bit per cell in use by a running kernel.
+  uint64_t grid_workspaces = 0;
+  uint64_t grid_workspaces_in_use = 0;
 };
 
 struct CommandProcessor::Stats {
@@ -228,6 +239,9 @@ CommandProcessor::Result CommandProcessor::execute(uint32_t channel, const devic
     case Opcode::Nop: return Result::ok();
     case Opcode::MemMap: return mem_map(*context, command);
     case Opcode::MemUnmap: return mem_unmap(*context, command);
+    case Opcode::MemMapHost: return mem_map_host(*context, channel, command);
+    case Opcode::IpcExport: return ipc_export(*context, channel, command);
+    case Opcode::IpcImport: return ipc_import(*context, channel, command);
     case Opcode::Memcpy: return memcpy(*context, channel, command);
     case Opcode::Memset: return memset(*context, command);
     case Opcode::LoadModule: return load_module(*context, channel, command);
@@ -258,8 +272,9 @@ CommandProcessor::Result CommandProcessor::hello(uint32_t channel) {
 }
 
 CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
+  if (contexts_[channel] == nullptr) return Result::ok();
+  drop_exports(channel, 0);  // other programs' imports of its memory go before its pages do
   std::unique_ptr<Context> context = std::move(contexts_[channel]);
-  if (context == nullptr) return Result::ok();
   *stats_->bytes_unmapped += context->mapped_bytes;
   *stats_->modules_unloaded += context->modules.size();
   for (const auto& [base, bytes] : context->managed) timing_->uvm().unmap_managed(base);
@@ -276,7 +291,12 @@ bool CommandProcessor::owns_range(const Context& context, uint64_t address, uint
     const uint64_t offset = address - it->first;
     return offset < it->second && bytes <= it->second - offset;
   };
-  return inside(context.allocations) || inside(context.variables);
+  if (inside(context.allocations) || inside(context.variables)) return true;
+  auto imported = context.imports.upper_bound(address);  // another program's memory (IPC)
+  if (imported == context.imports.begin()) return false;
+  --imported;
+  const uint64_t offset = address - imported->first;
+  return offset < imported->second.second && bytes <= imported->second.second - offset;
 }
 
 CommandProcessor::Result CommandProcessor::mem_map(Context& context, const device::Command& command) {
@@ -317,13 +337,152 @@ CommandProcessor::Result CommandProcessor::mem_map(Context& context, const devic
   return Result::ok(address);
 }
 
+CommandProcessor::Result CommandProcessor::mem_map_host(Context& context, uint32_t channel,
+                                                        const device::Command& command) {
+  const uint64_t host_address = command.body.generic.a;
+  const uint64_t bytes = command.body.generic.b;
+  const uint64_t address = command.body.generic.c;
+  constexpr uint64_t kPage = ptx::DeviceMemory::kPageBytes;
+  if (bytes == 0 || host_address % kPage != 0 || address % kPage != 0 || address == 0) {
+    return Result::error(Status::InvalidCommand, "MemMapHost: host " + hex(host_address) + ", device " + hex(address) +
+                                                     ", " + std::to_string(bytes) + " bytes: want page-aligned, non-zero");
+  }
+  const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
+  if (address + span < address || host_address + span < host_address || !host_window_holds(channel, host_address, span)) {
+    return Result::error(Status::InvalidAddress,
+                         "MemMapHost: " + hex(host_address) + " + " + std::to_string(span) + " is outside the channel's window");
+  }
+  // A direct pointer to the channel's window slice: kernels read and write the host's bytes.
+  DmaExtension extension;
+  extension.channel = channel;
+  tlm::tlm_generic_payload payload;
+  payload.set_command(tlm::TLM_READ_COMMAND);
+  payload.set_address(host_address);
+  payload.set_data_length(static_cast<unsigned>(std::min<uint64_t>(span, 1u << 30)));
+  payload.set_streaming_width(payload.get_data_length());
+  payload.set_byte_enable_ptr(nullptr);
+  payload.set_extension(&extension);
+  tlm::tlm_dmi dmi;
+  const bool direct = dma_out->get_direct_mem_ptr(payload, dmi);
+  payload.clear_extension(&extension);
+  if (!direct || dmi.get_start_address() > host_address || dmi.get_end_address() < host_address + span - 1 ||
+      !dmi.is_read_write_allowed()) {
+    return Result::error(Status::NotSupported, "MemMapHost: no direct access to the host memory at " + hex(host_address));
+  }
+  try {
+    context.memory.map_foreign(address, span, dmi.get_dmi_ptr() + (host_address - dmi.get_start_address()));
+  } catch (const std::invalid_argument& e) {
+    return Result::error(Status::InvalidAddress, std::string("MemMapHost: ") + e.what());
+  }
+  context.host_mapped[address] = span;
+  if (timing_ != nullptr) {
+    // Timing: pages that live on the host and stay there, mapped by the device: every access
+    // crosses the GMMU's PCIe link (a read's round trip, a posted write).
+    try {
+      timing_->uvm().map_managed(address, span);
+      timing_->uvm().advise(address, span, static_cast<uint32_t>(device::MemAdvice::SetPreferredLocation),
+                            static_cast<uint32_t>(device::AdviceLocation::Host));
+      timing_->uvm().advise(address, span, static_cast<uint32_t>(device::MemAdvice::SetAccessedBy),
+                            static_cast<uint32_t>(device::AdviceLocation::Device));
+      context.managed[address] = span;
+    } catch (const std::invalid_argument&) {
+      // Another program maps memory at these addresses already (the GMMU tracks one owner per
+      // address): this mapping's accesses are timed as device memory. Said, not silent.
+      if (notice_) {
+        notice_("warning: host memory mapped at " + hex(address) + " overlaps another program's mapping on the GMMU; "
+                "its device accesses are timed as device memory, not over PCIe");
+      }
+    }
+  }
+  return Result::ok(address);
+}
+
+CommandProcessor::Result CommandProcessor::ipc_export(Context& context, uint32_t channel,
+                                                      const device::Command& command) {
+  const uint64_t address = command.body.generic.a;
+  auto it = context.allocations.upper_bound(address);
+  if (it == context.allocations.begin() || address - std::prev(it)->first >= std::prev(it)->second) {
+    return Result::error(Status::InvalidAddress, "IpcExport: " + hex(address) + " is not in a device allocation of this channel");
+  }
+  --it;
+  if (context.managed.count(it->first) != 0) {
+    return Result::error(Status::InvalidCommand, "IpcExport: " + hex(address) + " is managed memory, which has no IPC handle");
+  }
+  for (const auto& [id, e] : exports_) {
+    if (e.channel == channel && e.base == it->first) return Result::ok(id, e.base);  // one id per allocation
+  }
+  const uint64_t id = next_export_id_++;
+  exports_[id] = Export{channel, it->first, it->second};
+  return Result::ok(id, it->first);
+}
+
+CommandProcessor::Result CommandProcessor::ipc_import(Context& context, uint32_t channel,
+                                                      const device::Command& command) {
+  const uint64_t id = command.body.generic.a;
+  const auto e = exports_.find(id);
+  if (e == exports_.end()) {
+    return Result::error(Status::InvalidHandle, "IpcImport: handle " + std::to_string(id) +
+                                                    " names no memory: its program freed it or exited");
+  }
+  if (e->second.channel == channel) {
+    return Result::error(Status::InvalidHandle, "IpcImport: handle " + std::to_string(id) + " was made by this program");
+  }
+  Context& owner = *contexts_[e->second.channel];
+  const uint64_t bytes = e->second.bytes;
+  const uint64_t span = (bytes + ptx::DeviceMemory::kPageBytes - 1) / ptx::DeviceMemory::kPageBytes * ptx::DeviceMemory::kPageBytes;
+  const uint64_t address = context.memory.reserve(span);
+  // The importer's pages are the exporter's pages: one copy of the data.
+  for (uint64_t offset = 0; offset < span; offset += ptx::DeviceMemory::kPageBytes) {
+    context.memory.map_foreign(address + offset, ptx::DeviceMemory::kPageBytes,
+                               owner.memory.direct_page(e->second.base + offset));
+  }
+  context.imports[address] = {id, span};
+  return Result::ok(address, bytes);
+}
+
+void CommandProcessor::drop_exports(uint32_t channel, uint64_t base) {
+  for (auto e = exports_.begin(); e != exports_.end();) {
+    if (e->second.channel != channel || (base != 0 && e->second.base != base)) {
+      ++e;
+      continue;
+    }
+    // Every import of it goes: later accesses through it fault.
+    for (auto& other : contexts_) {
+      if (other == nullptr) continue;
+      for (auto i = other->imports.begin(); i != other->imports.end();) {
+        if (i->second.first == e->first) {
+          other->memory.unmap_foreign(i->first, i->second.second);
+          i = other->imports.erase(i);
+        } else {
+          ++i;
+        }
+      }
+    }
+    e = exports_.erase(e);
+  }
+}
+
 CommandProcessor::Result CommandProcessor::mem_unmap(Context& context, const device::Command& command) {
   const uint64_t address = command.body.generic.a;
+  if (const auto imported = context.imports.find(address); imported != context.imports.end()) {
+    context.memory.unmap_foreign(address, imported->second.second);
+    context.imports.erase(imported);
+    return Result::ok();
+  }
+  if (const auto host = context.host_mapped.find(address); host != context.host_mapped.end()) {
+    if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
+    context.memory.unmap_foreign(address, host->second);
+    context.host_mapped.erase(host);
+    return Result::ok();
+  }
   const auto it = context.allocations.find(address);
   if (it == context.allocations.end()) {
     return Result::error(Status::InvalidAddress, "MemUnmap: " + hex(address) + " is not a mapping of this channel");
   }
   if (context.managed.erase(address) != 0) timing_->uvm().unmap_managed(address);
+  for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
+    if (contexts_[c].get() == &context) drop_exports(c, address);  // before its pages go
+  }
   context.memory.release(address);
   context.mapped_bytes -= it->second;
   mapped_bytes_ -= it->second;
@@ -661,6 +820,10 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   const ptx::LoadedModule& module = *context.modules.at(function->second.module).loaded;
   const ptx::KernelResources& resources = function->second.resources;
   const bool told = resources.source != ptx::ResourceSource::kEstimate;
+  if ((args.launch_flags & ~device::kKnownLaunchFlags) != 0) {
+    return refuse(Status::InvalidCommand, "unknown launch flags " + hex(args.launch_flags));
+  }
+  const bool cooperative = (args.launch_flags & device::kLaunchCooperative) != 0;
   const auto dims = [](const uint32_t* d) {
     return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
   };
@@ -718,9 +881,6 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     return refuse(Status::InvalidLaunch, "argument buffer of " + std::to_string(args.args_bytes) + " bytes; " +
                                              kernel.name + " takes " + std::to_string(kernel.param_bytes));
   }
-  if ((args.launch_flags & ~device::kLaunchGraphNode) != 0) {
-    return refuse(Status::InvalidCommand, "unknown launch flags " + hex(args.launch_flags));
-  }
   const bool graph_node = (args.launch_flags & device::kLaunchGraphNode) != 0;
   if (args.printf_address != 0 && args.printf_bytes == 0) {
     return refuse(Status::InvalidCommand, "printf buffer of 0 bytes");
@@ -749,6 +909,48 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
   config.block = ptx::Dim3(args.block[0], args.block[1], args.block[2]);
   config.dynamic_shared_bytes = args.dynamic_shared_bytes;
   config.shared_carveout_percent = static_cast<int32_t>(args.shared_carveout) - 1;
+  config.cooperative = cooperative;
+  if (cooperative) {
+    // Every CTA must be resident at once, by the occupancy rule the CTA scheduler applies.
+    CtaFootprint cta;
+    if (told) {
+      cta = CtaFootprint{static_cast<uint32_t>(threads), resources.registers_per_thread, static_cast<uint32_t>(shared),
+                         resources.local_bytes_per_thread};
+    } else {
+      try {
+        const ptx::KernelRun probe(memory, options, module, kernel, config, params);
+        cta = footprint(probe);
+      } catch (const std::exception& e) {
+        return refuse(Status::InvalidLaunch, std::string("cooperative launch: ") + e.what());
+      }
+    }
+    const Occupancy fit =
+        occupancy(params_.sm, cta, params_.sm.shared_capacity(config.shared_carveout_percent, cta.shared_bytes));
+    const uint64_t resident = uint64_t{fit.ctas_per_sm} * params_.sm.count;
+    if (config.grid.count() > resident) {
+      return refuse(Status::CooperativeLaunchTooLarge,
+                    "cooperative grid of " + std::to_string(config.grid.count()) + " CTAs; at most " +
+                        std::to_string(resident) + " resident (" + std::to_string(fit.ctas_per_sm) + "/SM, " +
+                        to_string(fit.limit) + (told ? ")" : ", estimated registers)"));
+    }
+    if (context.grid_workspaces == 0) context.grid_workspaces = context.memory.allocate(kGridWorkspaces * 8, 256);
+    if (context.grid_workspaces_in_use == ~0ull) {
+      return refuse(Status::InvalidLaunch, std::to_string(kGridWorkspaces) + " cooperative kernels already running");
+    }
+    const int cell = __builtin_ctzll(~context.grid_workspaces_in_use);
+    context.grid_workspaces_in_use |= 1ull << cell;
+    config.grid_workspace = context.grid_workspaces + 8 * static_cast<uint64_t>(cell);
+    context.memory.store<uint32_t>(config.grid_workspace, 8);      // wsSize
+    context.memory.store<uint32_t>(config.grid_workspace + 4, 0);  // barrier
+  }
+  // Frees the grid workspace cell however the launch ends.
+  struct WorkspaceRelease {
+    Context& context;
+    uint64_t address;
+    ~WorkspaceRelease() {
+      if (address != 0) context.grid_workspaces_in_use &= ~(1ull << ((address - context.grid_workspaces) / 8));
+    }
+  } workspace_release{context, config.grid_workspace};
 
   // Device runtime: the heap (the host names it; a kernel calling malloc first gets the default)
   // and the queue of child grids.

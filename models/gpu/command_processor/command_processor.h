@@ -86,6 +86,13 @@ class CommandProcessor : public sc_core::sc_module {
   Result goodbye(uint32_t channel);
   Result mem_map(Context& context, const device::Command& command);
   Result mem_unmap(Context& context, const device::Command& command);
+  // MemMapHost: the channel's host memory at a device address, accessed in place (zero copy).
+  Result mem_map_host(Context& context, uint32_t channel, const device::Command& command);
+  // IPC: one channel's device allocation seen by another (same pages, no copy).
+  Result ipc_export(Context& context, uint32_t channel, const device::Command& command);
+  Result ipc_import(Context& context, uint32_t channel, const device::Command& command);
+  // Forgets the exports of `channel` (of the allocation at `base`; 0: all) and unmaps their imports.
+  void drop_exports(uint32_t channel, uint64_t base);
   Result memcpy(Context& context, uint32_t channel, const device::Command& command);
   Result memset(Context& context, const device::Command& command);
   Result load_module(Context& context, uint32_t channel, const device::Command& command);
@@ -137,6 +144,13 @@ class CommandProcessor : public sc_core::sc_module {
   std::array<std::unique_ptr<Context>, device::kMaxChannels> contexts_;
   uint64_t mapped_bytes_ = 0;
   uint64_t next_kernel_id_ = 1;
+  struct Export {
+    uint32_t channel = 0;
+    uint64_t base = 0;
+    uint64_t bytes = 0;
+  };
+  std::map<uint64_t, Export> exports_;  // IPC export id -> exported allocation
+  uint64_t next_export_id_ = 1;
   stats::Registry& registry_;
   std::unique_ptr<Stats> stats_;
   std::unique_ptr<DeviceRuntimeStats> runtime_stats_;

@@ -7,11 +7,9 @@
 namespace gpuvp::gpu {
 
 namespace {
-uint32_t warp_registers(const CtaFootprint& cta) {
-  const uint32_t per_warp = cta.registers_per_thread * 32;
-  return (per_warp + kRegisterAllocationUnit - 1) / kRegisterAllocationUnit * kRegisterAllocationUnit;
-}
-uint32_t warps_of(const CtaFootprint& cta) { return (cta.threads + 31) / 32; }
+device::CtaDemand demand_of(const CtaFootprint& cta) { return {cta.threads, cta.registers_per_thread, cta.shared_bytes}; }
+uint32_t warp_registers(const CtaFootprint& cta) { return device::warp_registers(demand_of(cta)); }
+uint32_t warps_of(const CtaFootprint& cta) { return device::warps_of(demand_of(cta)); }
 }  // namespace
 
 const char* to_string(OccupancyLimit limit) noexcept {
@@ -28,17 +26,7 @@ const char* to_string(OccupancyLimit limit) noexcept {
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta) { return occupancy(sm, cta, sm.shared_memory_bytes); }
 
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta, uint64_t shared_capacity) {
-  Occupancy best{sm.max_ctas, OccupancyLimit::kCtas};
-  auto limit = [&](uint64_t n, OccupancyLimit why) {
-    if (n < best.ctas_per_sm) best = Occupancy{static_cast<uint32_t>(n), why};
-  };
-  const uint32_t warps = warps_of(cta);
-  limit(cta.threads ? sm.max_threads / cta.threads : sm.max_ctas, OccupancyLimit::kThreads);
-  limit(warps ? (sm.max_threads / 32) / warps : sm.max_ctas, OccupancyLimit::kWarps);
-  const uint64_t regs = uint64_t{warp_registers(cta)} * warps;
-  if (regs) limit(sm.registers / regs, OccupancyLimit::kRegisters);
-  if (cta.shared_bytes) limit(shared_capacity / cta.shared_bytes, OccupancyLimit::kSharedMemory);
-  return best;
+  return device::occupancy(device::SmCapacity{sm.max_ctas, sm.max_threads, sm.registers, shared_capacity}, demand_of(cta));
 }
 
 uint32_t estimate_registers_per_thread(const ptx::KernelRun& run) {
@@ -196,11 +184,16 @@ void CtaScheduler::thread() {
       const uint32_t s = (next_sm_ + i) % n;
       for (Kernel& k : kernels_) {
         if (k.next_cta >= k.run->cta_count() || !k.run->ok()) continue;
+        const bool gang = k.run->config().cooperative;  // younger kernels wait until it is all resident
         if (k.first_dispatch_cycle > cycle) {
           next_launch = std::min(next_launch, k.first_dispatch_cycle);
+          if (gang) break;
           continue;
         }
-        if (!fits(usage_[s], k)) continue;
+        if (!fits(usage_[s], k)) {
+          if (gang) break;
+          continue;
+        }
         SmUsage& use = usage_[s];
         if (use.shared_capacity != k.shared_capacity) {
           use.shared_capacity = k.shared_capacity;

@@ -5,6 +5,10 @@
 // reconfigured (Sm::configure_shared: the L1 takes the rest) when it has no resident CTA. Each core cycle it issues at most one CTA to each SM that has room,
 // taking the oldest kernel with CTAs left that fits (so concurrent kernels share SMs once the
 // older one has issued everything, or where it does not fit); slots are freed by the SMs'
+// CTA-complete callbacks. A cooperative kernel (LaunchConfig::cooperative) with CTAs left to
+// issue holds back every younger kernel, so its whole grid -- which the command processor has
+// checked fits the GPU at once -- becomes resident as older kernels drain, and grid-wide
+// barriers cannot wait on CTAs that never start. Slots are freed by the SMs'
 // CTA-complete callbacks. A scheduler with nothing to issue waits on an event.
 //
 // Launch overheads (LaunchParams, launch_params.h; set_launch_latencies, whole core cycles):
@@ -37,6 +41,7 @@
 
 #include <systemc>
 
+#include "gpuvp/occupancy.h"
 #include "models/gpu/cta_scheduler/launch_params.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "models/gpu/sm/sm.h"
@@ -55,16 +60,13 @@ struct CtaFootprint {
   uint32_t local_bytes_per_thread = 0;  // told by the host (0 when estimated)
 };
 
-enum class OccupancyLimit : uint8_t { kCtas, kThreads, kWarps, kRegisters, kSharedMemory };
+using device::Occupancy;
+using device::OccupancyLimit;
 const char* to_string(OccupancyLimit limit) noexcept;
 
-struct Occupancy {
-  uint32_t ctas_per_sm = 0;  // 0: the CTA does not fit on an SM at all
-  OccupancyLimit limit = OccupancyLimit::kCtas;
-};
-
 // Registers are allocated per warp in units of kRegisterAllocationUnit (Volta/Pascal: 256).
-constexpr uint32_t kRegisterAllocationUnit = 256;
+constexpr uint32_t kRegisterAllocationUnit = device::kRegisterAllocationUnit;
+// By the shared rule of gpuvp/occupancy.h (libcudart answers cudaOccupancy* by it too).
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta);
 // The same on an SM whose shared memory is `shared_capacity` bytes (the kernel's carve-out).
 Occupancy occupancy(const SmParams& sm, const CtaFootprint& cta, uint64_t shared_capacity);

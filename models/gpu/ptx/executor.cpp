@@ -854,6 +854,14 @@ class LaunchRun {
       case SpecialRegister::kDynamicSmemSize: return config_.dynamic_shared_bytes;
       case SpecialRegister::kTotalSmemSize: return shared_bytes_;
       case SpecialRegister::kWarpSize: return kWarpSize;
+      default: break;
+    }
+    // The driver's environment registers: %envreg1:%envreg2 is the grid workspace of a
+    // cooperative launch (high:low word; cooperative_groups' grid sync reads it), 0 otherwise.
+    if (reg >= SpecialRegister::kEnvreg0 && reg <= SpecialRegister::kEnvreg31) {
+      const uint32_t n = static_cast<uint32_t>(reg) - static_cast<uint32_t>(SpecialRegister::kEnvreg0);
+      if (n == 1) return config_.grid_workspace >> 32;
+      if (n == 2) return config_.grid_workspace & 0xffffffffu;
     }
     return 0;
   }
@@ -2341,6 +2349,34 @@ LaunchResult Executor::launch(const LoadedModule& module, const Kernel& kernel, 
   KernelRun run(global_memory_, options_, module, kernel, config, params);
   const uint64_t cta_count = run.ok() ? run.cta_count() : 0;
   const uint32_t warps = run.warps_per_cta();
+  if (config.cooperative) {
+    // Every CTA is resident at once (a grid-wide barrier needs them all): warps of all CTAs
+    // take turns.
+    std::vector<uint32_t> slots;
+    slots.reserve(cta_count);
+    for (uint64_t linear = 0; linear < cta_count && run.ok(); ++linear) slots.push_back(run.start_cta(linear));
+    size_t live = slots.size();
+    while (run.ok() && live > 0) {
+      bool progressed = false;
+      for (const uint32_t slot : slots) {
+        if (run.cta_done(slot)) continue;
+        for (uint32_t w = 0; w < warps; ++w) {
+          if (run.run_warp(slot, w, kWarpSlice) != 0) progressed = true;
+        }
+        if (run.cta_done(slot)) --live;
+      }
+      if (!progressed) {
+        for (const uint32_t slot : slots) {
+          if (!run.cta_done(slot)) {
+            run.report_deadlock(slot);
+            break;
+          }
+        }
+      }
+    }
+    for (const uint32_t slot : slots) run.retire_cta(slot);
+    return run.finish();
+  }
   for (uint64_t linear = 0; linear < cta_count && run.ok(); ++linear) {
     const uint32_t slot = run.start_cta(linear);
     while (run.ok() && !run.cta_done(slot)) {

@@ -47,6 +47,11 @@ struct LaunchConfig {
   // cudaFuncAttributePreferredSharedMemoryCarveout: percent of the most shared memory per SM the
   // kernel prefers (-1: no preference). A timing hint (L1/shared split), no functional effect.
   int32_t shared_carveout_percent = -1;
+  // A cooperative launch (cudaLaunchCooperativeKernel): every CTA is resident at once, and
+  // %envreg1:%envreg2 hold the device address of its grid workspace (cooperative_groups'
+  // grid_workspace: u32 size, u32 barrier), which grid-wide sync counts on.
+  bool cooperative = false;
+  uint64_t grid_workspace = 0;
 };
 
 // Address and size of a module variable placed in device memory.
@@ -164,7 +169,7 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Runs the whole grid functionally (CTAs in linear order, warps round-robin within a
-  // CTA). Kernel faults are reported in the result, never thrown.
+  // CTA; a cooperative launch's CTAs all at once, their warps round-robin). Kernel faults are reported in the result, never thrown.
   LaunchResult launch(const LoadedModule& module, const Kernel& kernel, const LaunchConfig& config,
                       const std::vector<uint8_t>& params);
 

@@ -109,6 +109,8 @@ enum class SpecialRegister : uint8_t {
   kClock, kClock64, kGlobaltimer, kGlobaltimerLo, kGlobaltimerHi,
   kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe,
   kDynamicSmemSize, kTotalSmemSize, kWarpSize,
+  // %envreg0..%envreg31: read-only values the driver sets per launch (kEnvreg0 + n).
+  kEnvreg0, kEnvreg31 = kEnvreg0 + 31,
 };
 
 // Where a symbol's address comes from at run time.

@@ -26,6 +26,12 @@ uint64_t DeviceMemory::allocate(uint64_t size, uint64_t alignment) {
   return base;
 }
 
+uint64_t DeviceMemory::reserve(uint64_t size) {
+  const uint64_t base = (next_free_ + kPageBytes - 1) & ~(kPageBytes - 1);
+  next_free_ = base + ((std::max<uint64_t>(size, 1) + kPageBytes - 1) & ~(kPageBytes - 1));
+  return base;
+}
+
 void DeviceMemory::release(uint64_t address) {
   auto it = allocations_.find(address);
   if (it == allocations_.end()) throw IllegalHostAccess("release of " + hex(address) + ", which is not an allocation");
@@ -68,12 +74,42 @@ uint64_t DeviceMemory::next_cache_epoch() { return epoch_source.fetch_add(1, std
 uint8_t* DeviceMemory::find_page(uint64_t page_number) const {
   PageCache& cache = page_cache;
   if (cache.epoch == cache_epoch_ && page_number == cache.page_number) return cache.page;
-  auto it = pages_.find(page_number);
-  if (it == pages_.end()) return nullptr;
+  uint8_t* page = nullptr;
+  if (auto it = pages_.find(page_number); it != pages_.end()) {
+    page = it->second.get();
+  } else if (foreign_pages_.empty()) {
+    return nullptr;
+  } else if (auto f = foreign_pages_.find(page_number); f != foreign_pages_.end()) {
+    page = f->second;
+  } else {
+    return nullptr;
+  }
   cache.epoch = cache_epoch_;
   cache.page_number = page_number;
-  cache.page = it->second.get();
+  cache.page = page;
   return cache.page;
+}
+
+void DeviceMemory::map_foreign(uint64_t address, uint64_t size, uint8_t* bytes) {
+  if (address % kPageBytes != 0 || size == 0 || address + size < address) {
+    throw std::invalid_argument("foreign mapping at " + hex(address) + " is not page aligned or wraps");
+  }
+  const uint64_t first = address / kPageBytes;
+  const uint64_t count = (size + kPageBytes - 1) / kPageBytes;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (pages_.count(first + i) != 0 || foreign_pages_.count(first + i) != 0) {
+      throw std::invalid_argument("foreign mapping at " + hex(address) + " overlaps mapped page " +
+                                  hex((first + i) * kPageBytes));
+    }
+  }
+  for (uint64_t i = 0; i < count; ++i) foreign_pages_[first + i] = bytes + i * kPageBytes;
+}
+
+void DeviceMemory::unmap_foreign(uint64_t address, uint64_t size) {
+  const uint64_t first = address / kPageBytes;
+  const uint64_t count = (size + kPageBytes - 1) / kPageBytes;
+  for (uint64_t i = 0; i < count; ++i) foreign_pages_.erase(first + i);
+  cache_epoch_ = next_cache_epoch();  // every thread's cached page may be one of them
 }
 
 template <typename Visit>

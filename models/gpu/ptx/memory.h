@@ -51,11 +51,18 @@ class DeviceMemory final : public MemoryInterface {
 
   // Bump allocator over fresh pages (like cudaMalloc). Returns the device address.
   uint64_t allocate(uint64_t size, uint64_t alignment = 256);
+  // Address space for `size` bytes, page aligned, with no pages behind it (for map_foreign).
+  uint64_t reserve(uint64_t size);
   // Unmaps an allocation made by allocate(); later accesses to it fault.
   void release(uint64_t address);
   // Maps [address, address+size) at page granularity (zero-filled where new).
   void map(uint64_t address, uint64_t size);
   bool is_mapped(uint64_t address, uint64_t size) const;
+  // Maps the pages of [address, address + size) (address page aligned) onto memory this object
+  // does not own (`bytes`, e.g. host memory shared with the program: zero-copy), so every access
+  // reads and writes it live. Throws std::invalid_argument if a page is mapped already.
+  void map_foreign(uint64_t address, uint64_t size, uint8_t* bytes);
+  void unmap_foreign(uint64_t address, uint64_t size);
 
   bool read(uint64_t address, void* destination, uint64_t size) override;
   bool write(uint64_t address, const void* source, uint64_t size) override;
@@ -86,6 +93,7 @@ class DeviceMemory final : public MemoryInterface {
   bool for_each_chunk(uint64_t address, uint64_t size, Visit&& visit) const;
 
   std::unordered_map<uint64_t, Page> pages_;  // page number -> bytes (never iterated)
+  std::unordered_map<uint64_t, uint8_t*> foreign_pages_;  // page number -> bytes owned elsewhere
   std::map<uint64_t, uint64_t> allocations_;  // base -> size, for release()
   uint64_t next_free_ = kHeapBase;
   // Most accesses hit the page of the previous one: each host thread keeps a one-entry cache

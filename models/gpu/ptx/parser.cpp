@@ -84,6 +84,15 @@ std::optional<SpecialRegister> special_from_name(std::string_view name) {
   for (const auto& [text, reg] : kSpecials) {
     if (name == text) return reg;
   }
+  if (name.size() > 7 && name.size() <= 9 && name.substr(0, 7) == "%envreg") {
+    uint32_t n = 0;
+    for (const char c : name.substr(7)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + static_cast<uint32_t>(c - '0');
+    }
+    if (name.size() == 9 && name[7] == '0') return std::nullopt;  // no leading zero
+    if (n <= 31) return static_cast<SpecialRegister>(static_cast<uint32_t>(SpecialRegister::kEnvreg0) + n);
+  }
   return std::nullopt;
 }
 

@@ -19,6 +19,9 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const PcieParams& params, stats
   device_in.register_b_transport(this, &PcieLink::from_device);
   host_in.register_b_transport(this, &PcieLink::from_host);
   device_in.register_transport_dbg(this, &PcieLink::debug_from_device);
+  // Direct access to host memory (zero-copy mappings): the values only; the timing of such
+  // accesses is modelled where they are made (the GMMU's remote accesses).
+  device_in.register_get_direct_mem_ptr(this, &PcieLink::direct_from_device);
   host_in.register_transport_dbg(this, &PcieLink::debug_from_host);
 
   stats::Group& group = stats.group(stats_path);
@@ -77,6 +80,10 @@ void PcieLink::carry(Socket& out, Lane request_lane, tlm::tlm_generic_payload& p
 
 void PcieLink::from_device(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   carry(host_out, Lane::Upstream, payload, delay);
+}
+
+bool PcieLink::direct_from_device(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
+  return host_out->get_direct_mem_ptr(payload, dmi);
 }
 
 unsigned int PcieLink::debug_from_device(tlm::tlm_generic_payload& payload) { return host_out->transport_dbg(payload); }

@@ -11,7 +11,9 @@
 // cost a request latency plus the completion's latency and serialization.
 //
 // Loosely timed (b_transport with annotated delay): the link keeps absolute lane-free times, so
-// results do not depend on the caller's quantum. Debug transport passes through untimed.
+// results do not depend on the caller's quantum. Debug transport passes through untimed, and so
+// do device-side requests for a direct (DMI) pointer to host memory: zero-copy mappings read and
+// write the host's bytes through it, their timing modelled by whoever makes the accesses.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,7 @@ class PcieLink : public sc_core::sc_module {
   void from_device(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void from_host(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned int debug_from_device(tlm::tlm_generic_payload& payload);
+  bool direct_from_device(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
   unsigned int debug_from_host(tlm::tlm_generic_payload& payload);
   // Forwards through `out`. The request travels on `request_lane`; write data goes with it,
   // read data comes back on the other lane.

@@ -194,6 +194,21 @@ enum class Opcode : uint32_t {
                         // inside one MemMap of the channel (cudaLimitMallocHeapSize). Once per
                         // channel: a second one is refused (InvalidCommand). A kernel that calls
                         // malloc before any DeviceHeap gets a default 8 MiB heap the device maps.
+  MemMapHost = 19,      // zero copy (cudaHostAlloc / cudaHostRegister, mapped): a: host address (page
+                        // aligned, in the channel's window), b: bytes, c: device address to map it at
+                        // (page aligned; the runtime passes its own virtual address: unified
+                        // addressing) -> value0: the device address. Kernels then read and write the
+                        // host's bytes in place (host writes are visible to a running kernel); on the
+                        // timing model each access crosses the GMMU's PCIe link. MemUnmap(c) ends it.
+                        // (Added without a version bump: an older platform answers InvalidCommand.)
+  IpcExport = 20,       // cudaIpcGetMemHandle: a: a device address inside one of the channel's device
+                        // (not managed) allocations -> value0: an export id, unique on this platform,
+                        // value1: the allocation's base. The export lives as long as the allocation.
+  IpcImport = 21,       // cudaIpcOpenMemHandle: a: an export id of ANOTHER channel -> value0: the device
+                        // address at which this channel now sees the same memory (same bytes, no
+                        // copy), value1: its size. InvalidHandle when the exporter freed the memory
+                        // or exited. MemUnmap(value0) closes it; when the exporter frees the memory or
+                        // exits first, the import is unmapped (later accesses fault).
 };
 
 // MemAdvise's advice: the numbering of cudaMemoryAdvise.
@@ -272,14 +287,25 @@ struct LaunchArgs {
                                 // bytes dropped because the buffer was full
   uint32_t max_dynamic_shared_bytes;  // the function's cudaFuncAttributeMaxDynamicSharedMemorySize (0:
                                       // not set); static + dynamic shared above 48 KiB needs it
-  uint32_t launch_flags;              // kLaunch* bits; others must be 0
+  uint32_t launch_flags;              // LaunchFlag bits; others are InvalidCommand
 };
-// The kernel is a node of a launched CUDA graph: the front end takes it from the uploaded graph,
-// not from a host launch call (gpu.launch.graph_latency replaces gpu.launch.latency).
-inline constexpr uint32_t kLaunchGraphNode = 1;
 static_assert(sizeof(LaunchArgs) == 80, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, shared_carveout) == 36, "LaunchArgs layout is part of the protocol");
 static_assert(offsetof(LaunchArgs, max_dynamic_shared_bytes) == 80 - 8, "LaunchArgs layout is part of the protocol");
+// LaunchArgs::launch_flags (version 5).
+enum LaunchFlag : uint32_t {
+  // cudaLaunchCooperativeKernel: the device refuses (CooperativeLaunchTooLarge) a grid whose CTAs
+  // cannot all be resident at once by the occupancy rule (gpuvp/occupancy.h) on every SM,
+  // makes them all resident before younger kernels get SMs, and gives the kernel a zeroed grid
+  // workspace (8 bytes: u32 size, u32 barrier) whose address it reads from %envreg1 (high word)
+  // and %envreg2 (low word), as cooperative_groups' grid sync expects of the driver.
+  kLaunchCooperative = 1u << 0,
+  // The kernel is a node of a launched CUDA graph: the front end takes it from the uploaded graph,
+  // not from a host launch call (gpu.launch.graph_latency replaces gpu.launch.latency).
+  kLaunchGraphNode = 1u << 1,
+};
+inline constexpr uint32_t kKnownLaunchFlags = kLaunchCooperative | kLaunchGraphNode;
+
 // Static + dynamic shared memory a CTA may use without cudaFuncAttributeMaxDynamicSharedMemorySize.
 inline constexpr uint32_t kDefaultSharedBytesPerBlock = 48 * 1024;
 
@@ -316,6 +342,7 @@ enum class Status : uint32_t {
   RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
   ChannelUnavailable = 11,   // no free channel / channel not claimed
   LaunchOutOfResources = 12, // a CTA cannot be resident on an SM by the kernel's told resources
+  CooperativeLaunchTooLarge = 13,  // a cooperative grid's CTAs cannot all be resident at once
 };
 
 struct CompletionRecord {
