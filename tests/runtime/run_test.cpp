@@ -604,7 +604,9 @@ TEST(DeviceRuntime, DeviceHeapUnderGpuvpRun) {
     EXPECT_EQ(counters["mallocs"]["value"], 2048 + 1024 + 256 * 12) << counters.dump(2);
     EXPECT_EQ(counters["malloc_failures"]["value"], 1024) << counters.dump(2);
     EXPECT_EQ(counters["frees"]["value"], 2048 + 1024 + 256 * 12) << counters.dump(2);
-    if (i == 1) EXPECT_EQ(without_bridge(text), previous);
+    if (i == 1) {
+      EXPECT_EQ(without_bridge(text), previous);
+    }
     previous = without_bridge(text);
   }
 }

@@ -155,7 +155,9 @@ TEST_P(PartialTouch, OnlyThePagesTheHostTouchedMoveAndRefault) {
   EXPECT_EQ(r.kernel_gmmu(1, "migrated_bytes"), touched * 4096);  // untouched pages stayed on the device
   EXPECT_EQ(r.gmmu("host_migrated_pages"), touched + pages);      // 17 between the kernels, all at the end
   EXPECT_EQ(r.gmmu("writeback_bytes"), (touched + pages) * 4096);
-  if (std::string(GetParam()) == "none") EXPECT_EQ(r.kernel_gmmu(1, "far_faults"), touched);
+  if (std::string(GetParam()) == "none") {
+    EXPECT_EQ(r.kernel_gmmu(1, "far_faults"), touched);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Uvm, PartialTouch, ::testing::Values("none", "random", "sequential_local", "tbn"));

@@ -10,14 +10,6 @@
 
 #include "check.cuh"
 
-#define CHECK(condition)                                                      \
-  do {                                                                        \
-    if (!(condition)) {                                                       \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #condition);       \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
-
 constexpr int kLeaf = 256;
 
 // Sums data[lo, hi) into *total: a leaf block reduces in shared memory, larger ranges split.

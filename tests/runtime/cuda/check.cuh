@@ -14,3 +14,12 @@
       std::exit(1);                                                                                    \
     }                                                                                                  \
   } while (0)
+
+// A condition the program checks against its CPU reference.
+#define CHECK(condition)                                                \
+  do {                                                                  \
+    if (!(condition)) {                                                 \
+      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #condition); \
+      std::exit(1);                                                     \
+    }                                                                   \
+  } while (0)

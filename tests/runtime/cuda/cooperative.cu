@@ -12,14 +12,6 @@
 
 namespace cg = cooperative_groups;
 
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
-      std::exit(1);                                                  \
-    }                                                                \
-  } while (0)
-
 // Sum of `in` in two grid-synchronised phases: per-CTA partial sums, then CTA 0 adds them; then a
 // third phase in which every thread reads the total (it must see CTA 0's write after the sync).
 __global__ void grid_sum(const int* in, int n, long long* partial, long long* total, long long* seen) {

@@ -29,7 +29,7 @@ __global__ void twice(int* p, int n) {
 }
 
 int g_failures = 0;
-#define CHECK(cond, ...)                                           \
+#define CHECK_COUNTED(cond, ...)                                           \
   do {                                                             \
     if (!(cond)) {                                                 \
       std::printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
@@ -82,7 +82,7 @@ int main() {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   EXPECT_CUDA(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal), cudaSuccess);
   EXPECT_CUDA(cudaStreamIsCapturing(origin, &status), cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusActive, "origin not capturing");
+  CHECK_COUNTED(status == cudaStreamCaptureStatusActive, "origin not capturing");
   EXPECT_CUDA(cudaEventRecord(fork, origin), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(left, fork, 0), cudaSuccess);
   EXPECT_CUDA(cudaStreamWaitEvent(right, fork, 0), cudaSuccess);
@@ -91,7 +91,7 @@ int main() {
   EXPECT_CUDA(cudaStreamWaitEvent(extra, fork, 0), cudaSuccess);
   EXPECT_CUDA(cudaStreamDestroy(extra), cudaSuccess);
   EXPECT_CUDA(cudaStreamIsCapturing(left, &status), cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusActive, "forked stream not capturing");
+  CHECK_COUNTED(status == cudaStreamCaptureStatusActive, "forked stream not capturing");
   int* temp = nullptr;
   EXPECT_CUDA(cudaMallocAsync(&temp, kN * sizeof(int), left), cudaSuccess);  // a memory allocation node
   fill<<<blocks, kThreads, 0, left>>>(temp, 10, kN);
@@ -111,7 +111,7 @@ int main() {
   EXPECT_CUDA(cudaStreamGetCaptureInfo(origin, &status, &id, &capturing_graph, &dependencies, nullptr,
                                        &dependency_count),
               cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusActive && id != 0 && capturing_graph != nullptr && dependency_count == 2,
+  CHECK_COUNTED(status == cudaStreamCaptureStatusActive && id != 0 && capturing_graph != nullptr && dependency_count == 2,
         "capture info: status %d id %llu deps %zu", status, id, dependency_count);
   add_into<<<blocks, kThreads, 0, origin>>>(sum, a, b, kN);
   EXPECT_CUDA(cudaGraphLaunch(doubling_exec, origin), cudaSuccess);  // a child graph node
@@ -121,12 +121,12 @@ int main() {
   cudaGraph_t graph = nullptr;
   EXPECT_CUDA(cudaStreamEndCapture(origin, &graph), cudaSuccess);
   EXPECT_CUDA(cudaStreamIsCapturing(left, &status), cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusNone, "forked stream still capturing after the end");
-  CHECK(g_host_calls == 0, "captured work ran during capture");
+  CHECK_COUNTED(status == cudaStreamCaptureStatusNone, "forked stream still capturing after the end");
+  CHECK_COUNTED(g_host_calls == 0, "captured work ran during capture");
 
   size_t count = 0;
   EXPECT_CUDA(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
-  CHECK(count == 11, "%zu captured nodes", count);  // alloc fill copy free, memset fill, add graph copy host record
+  CHECK_COUNTED(count == 11, "%zu captured nodes", count);  // alloc fill copy free, memset fill, add graph copy host record
   std::vector<cudaGraphNode_t> nodes(count);
   EXPECT_CUDA(cudaGraphGetNodes(graph, nodes.data(), &count), cudaSuccess);
   int kinds[16] = {};
@@ -135,14 +135,14 @@ int main() {
     EXPECT_CUDA(cudaGraphNodeGetType(node, &type), cudaSuccess);
     if (type < 16) ++kinds[type];
   }
-  CHECK(kinds[cudaGraphNodeTypeKernel] == 3 && kinds[cudaGraphNodeTypeMemcpy] == 2 && kinds[cudaGraphNodeTypeMemset] == 1 &&
+  CHECK_COUNTED(kinds[cudaGraphNodeTypeKernel] == 3 && kinds[cudaGraphNodeTypeMemcpy] == 2 && kinds[cudaGraphNodeTypeMemset] == 1 &&
             kinds[cudaGraphNodeTypeHost] == 1 && kinds[cudaGraphNodeTypeGraph] == 1 &&
             kinds[cudaGraphNodeTypeMemAlloc] == 1 && kinds[cudaGraphNodeTypeMemFree] == 1 &&
             kinds[cudaGraphNodeTypeEventRecord] == 1,
         "captured node types");
   size_t roots = 0;
   EXPECT_CUDA(cudaGraphGetRootNodes(graph, nullptr, &roots), cudaSuccess);
-  CHECK(roots == 2, "%zu roots (the two forked branches)", roots);
+  CHECK_COUNTED(roots == 2, "%zu roots (the two forked branches)", roots);
 
   cudaGraphExec_t exec = nullptr;
   EXPECT_CUDA(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
@@ -152,8 +152,8 @@ int main() {
     EXPECT_CUDA(cudaStreamSynchronize(origin), cudaSuccess);
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == 2 * ((10 + i) + (1000 + i));
-    CHECK(ok, "captured graph result, launch %d: pinned[3] = %d", launch, pinned[3]);
-    CHECK(g_host_calls == launch && g_host_saw == 2 * (1010 + 2 * (kN - 1)), "host node, launch %d", launch);
+    CHECK_COUNTED(ok, "captured graph result, launch %d: pinned[3] = %d", launch, pinned[3]);
+    CHECK_COUNTED(g_host_calls == launch && g_host_saw == 2 * (1010 + 2 * (kN - 1)), "host node, launch %d", launch);
   }
 
   // ---- What a capture forbids.
@@ -163,11 +163,11 @@ int main() {
   twice<<<blocks, kThreads, 0, origin>>>(sum, kN);
   EXPECT_CUDA(cudaMalloc(&p, 256), cudaErrorStreamCaptureUnsupported);
   EXPECT_CUDA(cudaStreamIsCapturing(origin, &status), cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusInvalidated, "capture not invalidated by cudaMalloc");
+  CHECK_COUNTED(status == cudaStreamCaptureStatusInvalidated, "capture not invalidated by cudaMalloc");
   EXPECT_CUDA(cudaMemsetAsync(sum, 0, 16, origin), cudaErrorStreamCaptureInvalidated);
   cudaGraph_t invalid = reinterpret_cast<cudaGraph_t>(1);
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaErrorStreamCaptureInvalidated);
-  CHECK(invalid == nullptr, "an invalidated capture returned a graph");
+  CHECK_COUNTED(invalid == nullptr, "an invalidated capture returned a graph");
   // Relaxed mode: the same allocation is allowed.
   EXPECT_CUDA(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed), cudaSuccess);
   EXPECT_CUDA(cudaMalloc(&p, 256), cudaSuccess);
@@ -192,7 +192,7 @@ int main() {
   twice<<<blocks, kThreads, 0, left>>>(sum, kN);
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaErrorStreamCaptureUnjoined);
   EXPECT_CUDA(cudaStreamIsCapturing(left, &status), cudaSuccess);
-  CHECK(status == cudaStreamCaptureStatusNone, "the unjoined stream still captures");
+  CHECK_COUNTED(status == cudaStreamCaptureStatusNone, "the unjoined stream still captures");
   // Ending on a stream that is not capturing, or capturing the legacy stream.
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaErrorIllegalState);
   EXPECT_CUDA(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported);
@@ -202,7 +202,7 @@ int main() {
   EXPECT_CUDA(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal), cudaSuccess);
   cudaError_t other_thread = cudaSuccess;
   std::thread([&] { other_thread = cudaMalloc(&p, 256); }).join();
-  CHECK(other_thread == cudaErrorStreamCaptureUnsupported, "other thread's cudaMalloc: %s",
+  CHECK_COUNTED(other_thread == cudaErrorStreamCaptureUnsupported, "other thread's cudaMalloc: %s",
         cudaGetErrorName(other_thread));
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaErrorStreamCaptureInvalidated);
   EXPECT_CUDA(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal), cudaSuccess);
@@ -211,7 +211,7 @@ int main() {
     cudaThreadExchangeStreamCaptureMode(&mode);
     other_thread = cudaMalloc(&p, 256);
   }).join();
-  CHECK(other_thread == cudaSuccess, "thread-local thread's cudaMalloc: %s", cudaGetErrorName(other_thread));
+  CHECK_COUNTED(other_thread == cudaSuccess, "thread-local thread's cudaMalloc: %s", cudaGetErrorName(other_thread));
   twice<<<blocks, kThreads, 0, origin>>>(sum, kN);
   EXPECT_CUDA(cudaStreamEndCapture(origin, &invalid), cudaSuccess);
   EXPECT_CUDA(cudaGraphDestroy(invalid), cudaSuccess);
@@ -231,7 +231,7 @@ int main() {
   {
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == 2 * ((10 + i) + (1000 + i));
-    CHECK(ok, "work captured by invalid captures ran: pinned[3] = %d", pinned[3]);
+    CHECK_COUNTED(ok, "work captured by invalid captures ran: pinned[3] = %d", pinned[3]);
   }
   EXPECT_CUDA(cudaGraphExecDestroy(exec), cudaSuccess);
   EXPECT_CUDA(cudaGraphExecDestroy(doubling_exec), cudaSuccess);

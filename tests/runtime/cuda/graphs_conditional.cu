@@ -32,7 +32,7 @@ __global__ void choose(const int* selector, cudaGraphConditionalHandle handle) {
 }
 
 int g_failures = 0;
-#define CHECK(cond, ...)                                           \
+#define CHECK_COUNTED(cond, ...)                                           \
   do {                                                             \
     if (!(cond)) {                                                 \
       std::printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
@@ -65,10 +65,10 @@ std::vector<cudaGraph_t> add_conditional(cudaGraph_t graph, cudaGraphNode_t afte
   params.conditional.size = size;
   cudaGraphNode_t node = nullptr;
   EXPECT_CUDA(cudaGraphAddNode(&node, graph, &after, nullptr, 1, &params), cudaSuccess);
-  CHECK(params.conditional.phGraph_out != nullptr, "no array of body graphs");
+  CHECK_COUNTED(params.conditional.phGraph_out != nullptr, "no array of body graphs");
   if (params.conditional.phGraph_out == nullptr) std::exit(1);
   std::vector<cudaGraph_t> bodies(params.conditional.phGraph_out, params.conditional.phGraph_out + size);
-  for (cudaGraph_t body : bodies) CHECK(body != nullptr, "no body graph");
+  for (cudaGraph_t body : bodies) CHECK_COUNTED(body != nullptr, "no body graph");
   return bodies;
 }
 
@@ -112,8 +112,8 @@ int main() {
       EXPECT_CUDA(cudaMemcpy(host.data(), data, kN * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
       bool ok = true;
       for (int i = 0; i < kN; ++i) ok &= host[i] == 5 * launch * i;
-      CHECK(ok, "WHILE loop, launch %d: data[1] = %d (expected %d)", launch, host[1], 5 * launch);
-      CHECK(read(counter) == 0, "WHILE loop counter %d", read(counter));
+      CHECK_COUNTED(ok, "WHILE loop, launch %d: data[1] = %d (expected %d)", launch, host[1], 5 * launch);
+      CHECK_COUNTED(read(counter) == 0, "WHILE loop counter %d", read(counter));
     }
     EXPECT_CUDA(cudaGraphExecDestroy(exec), cudaSuccess);
     EXPECT_CUDA(cudaGraphDestroy(graph), cudaSuccess);
@@ -138,10 +138,10 @@ int main() {
     set_value<<<1, 32, 0, capture>>>(out, 222);
     cudaGraph_t captured = nullptr;
     EXPECT_CUDA(cudaStreamEndCapture(capture, &captured), cudaSuccess);
-    CHECK(captured == bodies[1], "capture into the ELSE body returned another graph");
+    CHECK_COUNTED(captured == bodies[1], "capture into the ELSE body returned another graph");
     size_t count = 0;
     EXPECT_CUDA(cudaGraphGetNodes(bodies[1], nullptr, &count), cudaSuccess);
-    CHECK(count == 1, "%zu nodes in the ELSE body", count);
+    CHECK_COUNTED(count == 1, "%zu nodes in the ELSE body", count);
     cudaGraphExec_t exec;
     EXPECT_CUDA(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
     for (int selected : {1, 0, 7}) {
@@ -149,7 +149,7 @@ int main() {
       EXPECT_CUDA(cudaGraphLaunch(exec, stream), cudaSuccess);
       EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
       const int expected = selected != 0 ? 111 : 222;
-      CHECK(read(out) == expected, "IF/ELSE with selector %d: out %d, expected %d", selected, read(out), expected);
+      CHECK_COUNTED(read(out) == expected, "IF/ELSE with selector %d: out %d, expected %d", selected, read(out), expected);
     }
     EXPECT_CUDA(cudaGraphExecDestroy(exec), cudaSuccess);
     EXPECT_CUDA(cudaGraphDestroy(graph), cudaSuccess);
@@ -178,7 +178,7 @@ int main() {
       EXPECT_CUDA(cudaGraphLaunch(exec, stream), cudaSuccess);
       EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
       const int expected = selected < 3 ? 10 * selected : before;
-      CHECK(read(out) == expected, "SWITCH with selector %d: out %d, expected %d", selected, read(out), expected);
+      CHECK_COUNTED(read(out) == expected, "SWITCH with selector %d: out %d, expected %d", selected, read(out), expected);
     }
     EXPECT_CUDA(cudaGraphExecDestroy(exec), cudaSuccess);
     EXPECT_CUDA(cudaGraphDestroy(graph), cudaSuccess);

@@ -28,7 +28,7 @@ __global__ void combine(int* out, const int* a, const int* b, int n) {
 }
 
 int g_failures = 0;
-#define CHECK(cond, ...)                                           \
+#define CHECK_COUNTED(cond, ...)                                           \
   do {                                                             \
     if (!(cond)) {                                                 \
       std::printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
@@ -107,29 +107,29 @@ int main() {
   // Structure queries.
   size_t count = 0;
   EXPECT_CUDA(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
-  CHECK(count == 8, "%zu nodes", count);
+  CHECK_COUNTED(count == 8, "%zu nodes", count);
   EXPECT_CUDA(cudaGraphGetRootNodes(graph, nullptr, &count), cudaSuccess);
-  CHECK(count == 1, "%zu roots", count);
+  CHECK_COUNTED(count == 1, "%zu roots", count);
   cudaGraphNode_t root = nullptr;
   count = 1;
   EXPECT_CUDA(cudaGraphGetRootNodes(graph, &root, &count), cudaSuccess);
-  CHECK(root == copy_in, "root is not the first copy");
+  CHECK_COUNTED(root == copy_in, "root is not the first copy");
   EXPECT_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count), cudaSuccess);
-  CHECK(count == 8, "%zu edges", count);
+  CHECK_COUNTED(count == 8, "%zu edges", count);
   cudaGraphNodeType type;
   EXPECT_CUDA(cudaGraphNodeGetType(empty, &type), cudaSuccess);
-  CHECK(type == cudaGraphNodeTypeEmpty, "type %d", type);
+  CHECK_COUNTED(type == cudaGraphNodeTypeEmpty, "type %d", type);
   EXPECT_CUDA(cudaGraphNodeGetType(host_node, &type), cudaSuccess);
-  CHECK(type == cudaGraphNodeTypeHost, "type %d", type);
+  CHECK_COUNTED(type == cudaGraphNodeTypeHost, "type %d", type);
   EXPECT_CUDA(cudaGraphNodeGetDependentNodes(copy_ab, nullptr, nullptr, &count), cudaSuccess);
-  CHECK(count == 2, "%zu dependents of the device copy", count);
+  CHECK_COUNTED(count == 2, "%zu dependents of the device copy", count);
   cudaGraphNode_t deps[2] = {};
   count = 2;
   EXPECT_CUDA(cudaGraphNodeGetDependencies(empty, deps, nullptr, &count), cudaSuccess);
-  CHECK(count == 2 && deps[0] == scale_node && deps[1] == add_node, "dependencies of the empty node");
+  CHECK_COUNTED(count == 2 && deps[0] == scale_node && deps[1] == add_node, "dependencies of the empty node");
   cudaKernelNodeParams got{};
   EXPECT_CUDA(cudaGraphKernelNodeGetParams(scale_node, &got), cudaSuccess);
-  CHECK(got.func == reinterpret_cast<void*>(scale) && got.gridDim.x == kBlocks && got.blockDim.x == kThreads &&
+  CHECK_COUNTED(got.func == reinterpret_cast<void*>(scale) && got.gridDim.x == kBlocks && got.blockDim.x == kThreads &&
             *static_cast<int*>(got.kernelParams[1]) == 3,
         "kernel node parameters read back");
 
@@ -141,9 +141,9 @@ int main() {
     EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == host[i] * 3 - (host[i] + 7);
-    CHECK(ok, "diamond result, launch %d (pinned[5] = %d)", launch, pinned[5]);
+    CHECK_COUNTED(ok, "diamond result, launch %d (pinned[5] = %d)", launch, pinned[5]);
   }
-  CHECK(g_log.calls == 2 && g_log.seen[0] == host[kN - 1] * 2 - 7 && g_log.seen[1] == host[kN - 1] * 2 - 7,
+  CHECK_COUNTED(g_log.calls == 2 && g_log.seen[0] == host[kN - 1] * 2 - 7 && g_log.seen[1] == host[kN - 1] * 2 - 7,
         "host node ran after the copy before it (%d calls, saw %d)", g_log.calls, g_log.seen[0]);
 
   // ---- Executable graph setters: the kernel node's factor for the next launches.
@@ -157,23 +157,23 @@ int main() {
   {
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == host[i] * 5 - (host[i] + 7);
-    CHECK(ok, "cudaGraphExecKernelNodeSetParams took effect (pinned[5] = %d)", pinned[5]);
+    CHECK_COUNTED(ok, "cudaGraphExecKernelNodeSetParams took effect (pinned[5] = %d)", pinned[5]);
   }
   // The graph itself is unchanged: a new instantiation scales by 3 again.
   EXPECT_CUDA(cudaGraphKernelNodeGetParams(scale_node, &got), cudaSuccess);
-  CHECK(*static_cast<int*>(got.kernelParams[1]) == 3, "the graph's node changed with the executable graph");
+  CHECK_COUNTED(*static_cast<int*>(got.kernelParams[1]) == 3, "the graph's node changed with the executable graph");
 
   // Disabled node: the add kernel skipped.
   EXPECT_CUDA(cudaGraphNodeSetEnabled(exec, add_node, 0), cudaSuccess);
   unsigned enabled = 1;
   EXPECT_CUDA(cudaGraphNodeGetEnabled(exec, add_node, &enabled), cudaSuccess);
-  CHECK(enabled == 0, "node still enabled");
+  CHECK_COUNTED(enabled == 0, "node still enabled");
   EXPECT_CUDA(cudaGraphLaunch(exec, stream), cudaSuccess);
   EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
   {
     bool ok = true;
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == host[i] * 5 - host[i];
-    CHECK(ok, "disabled node skipped (pinned[5] = %d)", pinned[5]);
+    CHECK_COUNTED(ok, "disabled node skipped (pinned[5] = %d)", pinned[5]);
   }
   EXPECT_CUDA(cudaGraphNodeSetEnabled(exec, add_node, 1), cudaSuccess);
 
@@ -190,19 +190,19 @@ int main() {
   EXPECT_CUDA(cudaGraphKernelNodeSetParams(cloned_add, &add_params), cudaSuccess);
   cudaGraphExecUpdateResultInfo info{};
   EXPECT_CUDA(cudaGraphExecUpdate(exec, clone, &info), cudaSuccess);
-  CHECK(info.result == cudaGraphExecUpdateSuccess, "update result %d", info.result);
+  CHECK_COUNTED(info.result == cudaGraphExecUpdateSuccess, "update result %d", info.result);
   EXPECT_CUDA(cudaGraphLaunch(exec, stream), cudaSuccess);
   EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
   {
     bool ok = true;  // the update took the clone's parameters: factor 3 again, addend 11
     for (int i = 0; i < kN; ++i) ok &= pinned[i] == host[i] * 3 - (host[i] + 11);
-    CHECK(ok, "cudaGraphExecUpdate took effect (pinned[5] = %d)", pinned[5]);
+    CHECK_COUNTED(ok, "cudaGraphExecUpdate took effect (pinned[5] = %d)", pinned[5]);
   }
   // A topology change is refused and says why.
   cudaGraphNode_t extra = nullptr;
   EXPECT_CUDA(cudaGraphAddEmptyNode(&extra, clone, nullptr, 0), cudaSuccess);
   EXPECT_CUDA(cudaGraphExecUpdate(exec, clone, &info), cudaErrorGraphExecUpdateFailure);
-  CHECK(info.result == cudaGraphExecUpdateErrorTopologyChanged, "update result %d", info.result);
+  CHECK_COUNTED(info.result == cudaGraphExecUpdateErrorTopologyChanged, "update result %d", info.result);
   EXPECT_CUDA(cudaGraphDestroyNode(extra), cudaSuccess);
   EXPECT_CUDA(cudaGraphNodeGetType(extra, &type), cudaErrorInvalidValue);  // destroyed node
   EXPECT_CUDA(cudaGetLastError(), cudaErrorInvalidValue);
@@ -220,10 +220,10 @@ int main() {
                   free_node = nullptr, record = nullptr, wait = nullptr;
   EXPECT_CUDA(cudaGraphAddMemAllocNode(&alloc_node, second, nullptr, 0, &alloc), cudaSuccess);
   int* scratch = static_cast<int*>(alloc.dptr);
-  CHECK(scratch != nullptr, "no graph allocation address");
+  CHECK_COUNTED(scratch != nullptr, "no graph allocation address");
   uint64_t graph_memory = 0;
   EXPECT_CUDA(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &graph_memory), cudaSuccess);
-  CHECK(graph_memory >= kN * sizeof(int), "graph memory %llu", static_cast<unsigned long long>(graph_memory));
+  CHECK_COUNTED(graph_memory >= kN * sizeof(int), "graph memory %llu", static_cast<unsigned long long>(graph_memory));
   cudaMemsetParams memset_params{};
   memset_params.dst = scratch;
   memset_params.value = 0x01020304;
@@ -258,7 +258,7 @@ int main() {
   {
     bool ok = true;
     for (int i = 0; i < 8 * 16; ++i) ok &= block[i] == 0x01020304 * 2;
-    CHECK(ok, "memset 4-byte pattern, child graph, pitched copy: block[0] = %#x", block[0]);
+    CHECK_COUNTED(ok, "memset 4-byte pattern, child graph, pitched copy: block[0] = %#x", block[0]);
   }
 
   // ---- Bad input.
@@ -283,8 +283,8 @@ int main() {
   cudaGraphInstantiateParams instantiate{};
   cudaGraphExec_t never = nullptr;
   EXPECT_CUDA(cudaGraphInstantiateWithParams(&never, cyclic, &instantiate), cudaErrorInvalidValue);
-  CHECK(instantiate.result_out == cudaGraphInstantiateInvalidStructure, "instantiate result %d", instantiate.result_out);
-  CHECK(instantiate.errNode_out == x || instantiate.errNode_out == y, "no error node for the cycle");
+  CHECK_COUNTED(instantiate.result_out == cudaGraphInstantiateInvalidStructure, "instantiate result %d", instantiate.result_out);
+  CHECK_COUNTED(instantiate.errNode_out == x || instantiate.errNode_out == y, "no error node for the cycle");
   EXPECT_CUDA(cudaGraphDestroy(cyclic), cudaSuccess);
   EXPECT_CUDA(cudaGraphAddEmptyNode(&bad, cyclic, nullptr, 0), cudaErrorInvalidValue);  // destroyed graph
   // A destroyed executable graph.
@@ -302,7 +302,7 @@ int main() {
   EXPECT_CUDA(cudaGraphDestroy(second), cudaSuccess);
   EXPECT_CUDA(cudaGraphDestroy(child), cudaSuccess);
   EXPECT_CUDA(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &graph_memory), cudaSuccess);
-  CHECK(graph_memory == 0, "graph memory %llu after every graph is gone", static_cast<unsigned long long>(graph_memory));
+  CHECK_COUNTED(graph_memory == 0, "graph memory %llu after every graph is gone", static_cast<unsigned long long>(graph_memory));
   EXPECT_CUDA(cudaEventDestroy(done), cudaSuccess);
   EXPECT_CUDA(cudaStreamDestroy(stream), cudaSuccess);
   if (g_failures != 0) return 1;

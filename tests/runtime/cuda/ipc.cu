@@ -19,14 +19,6 @@
 
 #include "check.cuh"
 
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
-      std::exit(1);                                                  \
-    }                                                                \
-  } while (0)
-
 constexpr int kCount = 4096;
 
 __global__ void twice(int* data, int n) {

@@ -11,14 +11,6 @@
 
 #include "check.cuh"
 
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
-      std::exit(1);                                                  \
-    }                                                                \
-  } while (0)
-
 __global__ void saxpy(const float* x, const float* y, float* out, float a, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a * x[i] + y[i];
