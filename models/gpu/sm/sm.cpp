@@ -1148,17 +1148,23 @@ struct Sm::Impl {
         const uint64_t line = address & ~uint64_t{kLineBytes - 1};
         const uint8_t need = const_sectors(const_line);
         uint32_t m = kNone;  // a pending fill of this constant line
+        bool pending_full = false;  // one exists, but its waiter slots are taken
         for (uint32_t word = 0; line_filter[filter_bucket(line)] != 0 && word < mshr_busy.size() && m == kNone; ++word) {
           for (uint64_t bits = mshr_busy[word]; bits; bits &= bits - 1) {
             const uint32_t i = word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
             const Mshr& e = mshrs[i];
-            if (e.fill_const && e.line == line && (need & ~e.mask) == 0 &&
-                (e.waiter_count < e.waiters.size() || e.waiters[e.waiter_count - 1] == op.record)) {
-              m = i;
-              break;
+            if (e.fill_const && e.line == line && (need & ~e.mask) == 0) {
+              if (e.waiter_count < e.waiters.size() || e.waiters[e.waiter_count - 1] == op.record) {
+                m = i;
+                break;
+              }
+              pending_full = true;
             }
           }
         }
+        // The line is on its way: the queue waits for it (then hits) rather than asking L2 for the
+        // same line again, as a constant cache merges every miss to a line in flight.
+        if (m == kNone && pending_full) return false;
         if (m == kNone) {
           m = alloc_mshr();
           if (m == kNone) return false;
