@@ -142,43 +142,47 @@ double timed_per_link(const PlatformParams& p, const ValidationKernels& ptx, con
   return static_cast<double>(run_kernel(p, ptx, launch).clock_cycles) / kTimedLinks;
 }
 
-// Each timed_* kernel takes the clock's destination as its last parameter.
-Launch timed_global(const std::string& kernel, uint64_t ring, uint64_t stride, uint32_t warm) {
+// A clock64-timed launch of `ctas` CTAs of `threads` threads. `pack` allocates the kernel's
+// buffers and packs its parameters; it calls `clocks()` for the buffer the kernel writes its
+// CTAs' clock differences to (one 8-byte slot per CTA), at the point of its own allocations
+// where that buffer belongs.
+using ClockedPack = std::function<std::vector<uint8_t>(ptx::DeviceMemory&, const ptx::Kernel&,
+                                                       const std::function<uint64_t()>& clocks)>;
+Launch timed_launch(const std::string& kernel, uint32_t ctas, uint32_t threads, ClockedPack pack) {
   Launch l;
   l.kernel = kernel;
+  l.grid = ptx::Dim3{ctas};
+  l.block = ptx::Dim3{threads};
   l.clock_out = std::make_shared<uint64_t>(0);
-  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
-    const uint64_t start = pointer_ring(m, ring, stride);
-    const uint64_t out = m.allocate(8);
-    *clock_out = m.allocate(8);
-    return ptx::pack_params(k, start, warm, out, *clock_out);
+  l.clock_count = ctas;
+  l.setup = [ctas, pack = std::move(pack), clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+    return pack(m, k, [&] { return *clock_out = m.allocate(8ull * ctas); });
   };
   return l;
+}
+
+// Each timed_* kernel takes the clock's destination as its last parameter.
+Launch timed_global(const std::string& kernel, uint64_t ring, uint64_t stride, uint32_t warm) {
+  return timed_launch(kernel, 1, 1, [=](ptx::DeviceMemory& m, const ptx::Kernel& k, const auto& clocks) {
+    const uint64_t start = pointer_ring(m, ring, stride);
+    const uint64_t out = m.allocate(8);
+    return ptx::pack_params(k, start, warm, out, clocks());
+  });
 }
 
 Launch timed_shared(uint32_t lane_stride, uint32_t threads) {
-  Launch l;
-  l.kernel = "timed_chase_shared";
-  l.block = ptx::Dim3{threads};
-  l.clock_out = std::make_shared<uint64_t>(0);
-  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+  return timed_launch("timed_chase_shared", 1, threads,
+                      [=](ptx::DeviceMemory& m, const ptx::Kernel& k, const auto& clocks) {
     const uint64_t out = m.allocate(8 * 32);
-    *clock_out = m.allocate(8);
-    return ptx::pack_params(k, uint32_t{32}, lane_stride, out, *clock_out);
-  };
-  return l;
+    return ptx::pack_params(k, uint32_t{32}, lane_stride, out, clocks());
+  });
 }
 
 Launch timed_chain(const std::string& kernel) {
-  Launch l;
-  l.kernel = kernel;
-  l.clock_out = std::make_shared<uint64_t>(0);
-  l.setup = [=, clock_out = l.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
+  return timed_launch(kernel, 1, 1, [](ptx::DeviceMemory& m, const ptx::Kernel& k, const auto& clocks) {
     const uint64_t out = m.allocate(8 * 32);
-    *clock_out = m.allocate(8);
-    return ptx::pack_params(k, out, *clock_out);
-  };
-  return l;
+    return ptx::pack_params(k, out, clocks());
+  });
 }
 
 // CTAs of `threads` threads of `kernel` that are resident on the whole GPU at once, by the
@@ -304,18 +308,12 @@ int ValidateCommand::execute() const {
       // CTAs (as many threads per SM as stream_copy's), each CTA timing its share after a grid
       // barrier; the bytes over the longest CTA's cycles.
       const uint32_t copy_ctas = resident_ctas(p, ptx, "timed_stream_copy", 256);
-      Launch timed;
-      timed.kernel = "timed_stream_copy";
-      timed.grid = ptx::Dim3{copy_ctas};
-      timed.block = ptx::Dim3{256};
-      timed.clock_out = std::make_shared<uint64_t>(0);
-      timed.clock_count = copy_ctas;
-      timed.setup = [n1, copy_ctas, clock_out = timed.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
-        const uint64_t source = m.allocate(16ull * n1), copy_to = m.allocate(16ull * n1);
-        const uint64_t arrived = m.allocate(4), ticket = m.allocate(4);
-        *clock_out = m.allocate(8ull * copy_ctas);
-        return ptx::pack_params(k, source, copy_to, n1, arrived, ticket, *clock_out);
-      };
+      const Launch timed = timed_launch(
+          "timed_stream_copy", copy_ctas, 256, [n1](ptx::DeviceMemory& m, const ptx::Kernel& k, const auto& clocks) {
+            const uint64_t source = m.allocate(16ull * n1), copy_to = m.allocate(16ull * n1);
+            const uint64_t arrived = m.allocate(4), ticket = m.allocate(4);
+            return ptx::pack_params(k, source, copy_to, n1, arrived, ticket, clocks());
+          });
       const double timed_seconds = static_cast<double>(run_kernel(p, ptx, timed).clock_cycles) / p.sm.clock_hz;
       rows.push_back({"DRAM bandwidth (copy " + std::to_string(32ull * n0 >> 20) + " vs " +
                           std::to_string(32ull * n1 >> 20) + " MiB)",
@@ -345,18 +343,13 @@ int ValidateCommand::execute() const {
       const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;
       // The clock64 way: the same grid times l1 - l0 laps per CTA after a warm-up lap and a grid
       // barrier.
-      Launch timed;
-      timed.kernel = "timed_l2_read";
-      timed.grid = ptx::Dim3{ctas};
-      timed.block = ptx::Dim3{256};
-      timed.clock_out = std::make_shared<uint64_t>(0);
-      timed.clock_count = ctas;
-      timed.setup = [n, laps = l1 - l0, ctas, clock_out = timed.clock_out](ptx::DeviceMemory& m, const ptx::Kernel& k) {
-        const uint64_t source = m.allocate(16ull * n), out = m.allocate(8ull * 256 * ctas);
-        const uint64_t arrived = m.allocate(4);
-        *clock_out = m.allocate(8ull * ctas);
-        return ptx::pack_params(k, source, n, laps, out, arrived, *clock_out);
-      };
+      const uint32_t laps = l1 - l0;
+      const Launch timed = timed_launch(
+          "timed_l2_read", ctas, 256, [n, laps, ctas](ptx::DeviceMemory& m, const ptx::Kernel& k, const auto& clocks) {
+            const uint64_t source = m.allocate(16ull * n), out = m.allocate(8ull * 256 * ctas);
+            const uint64_t arrived = m.allocate(4);
+            return ptx::pack_params(k, source, n, laps, out, arrived, clocks());
+          });
       const double timed_seconds = static_cast<double>(run_kernel(p, ptx, timed).clock_cycles) / p.sm.clock_hz;
       rows.push_back({"L2 bandwidth (2 MiB read, .cg)", 16.0 * n * (l1 - l0) / seconds / 1e9,
                       16.0 * n * (l1 - l0) / timed_seconds / 1e9, "GB/s", 2156,
