@@ -28,12 +28,15 @@ constexpr uint32_t kQueues = device::kQueuesPerChannel;
 constexpr size_t kMaxPendingCompletions = size_t{device::kQueuesPerChannel} * device::kQueueEntries;
 constexpr size_t kWorkerStackBytes = 8u << 20;  // the functional executor runs on these stacks
 constexpr size_t kServiceStackBytes = 1u << 20;
-constexpr uint32_t kOpcodeCount = 18;
+constexpr uint32_t kOpcodeCount = 27;
 
 const char* const kOpcodeNames[kOpcodeCount] = {
     "nop",         "mem_map",  "mem_unmap", "memcpy",           "memset",         "load_module",
     "unload_module", "get_function", "get_symbol", "launch",     "prefetch",       "semaphore_signal",
-    "semaphore_wait", "host_waiting", "hello",   "goodbye",      "mem_advise", "host_access"};
+    "semaphore_wait", "host_waiting", "hello",   "goodbye",      "mem_advise", "host_access",
+    "device_heap", "mem_map_host", "ipc_export", "ipc_import", "ipc_event_export", "ipc_event_import",
+    "ipc_event_ticket", "ipc_event_signal", "ipc_event_wait"};
+static_assert(static_cast<uint32_t>(Opcode::IpcEventWait) + 1 == kOpcodeCount, "a name for every opcode");
 
 uint32_t u32(ChannelState state) { return static_cast<uint32_t>(state); }
 
@@ -95,6 +98,7 @@ struct Bridge::Slot {
   struct Semaphore {
     uint64_t cell = 0;
     uint64_t value = 0;
+    uint64_t ipc_event = 0;  // IpcEventWait: the export whose cell (another channel's) it watches
   };
   std::array<Semaphore, kQueues> semaphores{};
   // When the device's writes into the window (PCIe posted writes, host_access) have all landed.
@@ -498,6 +502,7 @@ void Bridge::fault(uint32_t channel, const std::string& problem) {
   device::Channel& ch = region_.channel(channel);
   s.phase = Slot::Phase::Faulted;
   store_release(ch.control.state, u32(ChannelState::Faulted));
+  drop_ipc_events(channel);
   cancelled_[channel] = true;
   waiting_clients_ -= static_cast<uint32_t>(s.waits.size());
   s.waits.clear();
@@ -525,6 +530,7 @@ void Bridge::begin_release(uint32_t channel) {
   Slot& s = *slots_[channel];
   if (s.phase == Slot::Phase::Free || s.phase == Slot::Phase::Closing) return;
   s.phase = Slot::Phase::Closing;
+  drop_ipc_events(channel);
   cancelled_[channel] = true;
   waiting_clients_ -= static_cast<uint32_t>(s.waits.size());
   s.waits.clear();
@@ -653,7 +659,14 @@ void Bridge::process(uint32_t channel, uint32_t queue, uint32_t index, const dev
       complete(channel, queue, command.sequence, Status::InvalidCommand, 0, 0, "Hello: the channel is already open");
       return;
     case Opcode::SemaphoreWait:
+    case Opcode::IpcEventWait:
       semaphore_wait(channel, queue, command);
+      return;
+    case Opcode::IpcEventExport:
+    case Opcode::IpcEventImport:
+    case Opcode::IpcEventTicket:
+    case Opcode::IpcEventSignal:
+      ipc_event_command(channel, queue, command);
       return;
     case Opcode::Goodbye:
       goodbye(channel, queue, command);
@@ -829,9 +842,19 @@ void Bridge::post_held_completions() {
 
 void Bridge::semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command) {
   Slot& s = *slots_[channel];
-  const uint64_t cell = command.body.generic.a;
+  const bool ipc = static_cast<Opcode>(command.opcode) == Opcode::IpcEventWait;
+  const uint64_t id = ipc ? command.body.generic.a : 0;
+  uint64_t cell = command.body.generic.a;
   const uint64_t value = command.body.generic.b;
-  if (cell % 8 != 0 || !region_.in_slice(channel, cell, 8)) {
+  if (ipc) {
+    const IpcEvent* event = live_ipc_event(id);
+    if (event == nullptr) {
+      complete(channel, queue, command.sequence, Status::InvalidHandle, 0, 0,
+               "IpcEventWait: event handle " + std::to_string(id) + " names no event (its program has exited?)");
+      return;
+    }
+    cell = event->cell;
+  } else if (cell % 8 != 0 || !region_.in_slice(channel, cell, 8)) {
     complete(channel, queue, command.sequence, Status::InvalidAddress, 0, 0,
              "SemaphoreWait: cell " + std::to_string(cell) + " is not an aligned u64 in the channel's window");
     return;
@@ -839,25 +862,145 @@ void Bridge::semaphore_wait(uint32_t channel, uint32_t queue, const device::Comm
   const auto* word = reinterpret_cast<const uint64_t*>(region_.base() + cell);
   // Woken only once the cell holds the value and the device's writes have landed (scan_channel), never
   // by a mere wall-clock poll: the queue moves on at a simulated instant set by the command stream.
-  s.semaphores[queue] = {cell, value};
+  s.semaphores[queue] = {cell, value, id};
+  if (ipc) ++ipc_event_waits_;
+  auto end_wait = [&] {
+    s.semaphores[queue] = {};
+    if (ipc) --ipc_event_waits_;
+  };
   while (load_acquire(*word) < value) {
     if (s.phase != Slot::Phase::Active) {  // closing or faulted: no completion
-      s.semaphores[queue] = {};
+      end_wait();
+      return;
+    }
+    if (ipc && live_ipc_event(id) == nullptr) {  // its exporter left: the cell is gone with it
+      end_wait();
+      complete(channel, queue, command.sequence, Status::InvalidHandle, 0, 0,
+               "IpcEventWait: the program that exported event handle " + std::to_string(id) + " has exited");
       return;
     }
     sc_core::wait(s.semaphore_ready[queue]);
   }
-  s.semaphores[queue] = {};
+  end_wait();
   complete(channel, queue, command.sequence, Status::Ok, 0, 0, "");
 }
 
 void Bridge::wake_semaphores(uint32_t channel) {
-  Slot& s = *slots_[channel];
-  for (uint32_t q = 0; q < kQueues; ++q) {
-    const Slot::Semaphore& semaphore = s.semaphores[q];
+  auto wake_if_due = [this](Slot& slot, uint32_t q) {
+    const Slot::Semaphore& semaphore = slot.semaphores[q];
     if (semaphore.cell != 0 && load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + semaphore.cell)) >=
                                    semaphore.value) {
-      s.semaphore_ready[q].notify(sc_core::SC_ZERO_TIME);
+      slot.semaphore_ready[q].notify(sc_core::SC_ZERO_TIME);
+    }
+  };
+  Slot& s = *slots_[channel];
+  for (uint32_t q = 0; q < kQueues; ++q) wake_if_due(s, q);
+  // Other programs' IpcEventWaits may watch a cell in this channel's window.
+  if (ipc_event_waits_ == 0) return;
+  for (uint32_t c = 0; c < device::kMaxChannels; ++c) {
+    if (c == channel) continue;
+    for (uint32_t q = 0; q < kQueues; ++q) {
+      const Slot::Semaphore& semaphore = slots_[c]->semaphores[q];
+      if (semaphore.ipc_event != 0 && region_.in_slice(channel, semaphore.cell, 8)) wake_if_due(*slots_[c], q);
+    }
+  }
+}
+
+const Bridge::IpcEvent* Bridge::live_ipc_event(uint64_t id) const {
+  const auto it = ipc_events_.find(id);
+  if (it == ipc_events_.end()) return nullptr;
+  const Slot& exporter = *slots_[it->second.channel];
+  if (exporter.epoch != it->second.epoch || exporter.phase != Slot::Phase::Active) return nullptr;
+  return &it->second;
+}
+
+void Bridge::ipc_event_command(uint32_t channel, uint32_t queue, const device::Command& command) {
+  const auto opcode = static_cast<Opcode>(command.opcode);
+  const uint64_t a = command.body.generic.a;
+  const uint64_t b = command.body.generic.b;
+  auto fail = [&](Status status, const std::string& why) { complete(channel, queue, command.sequence, status, 0, 0, why); };
+  if (opcode == Opcode::IpcEventExport) {
+    if (a % 16 != 0 || !region_.in_slice(channel, a, 16)) {
+      fail(Status::InvalidAddress, "IpcEventExport: cell " + std::to_string(a) + " is not 16 aligned bytes in the channel's window");
+      return;
+    }
+    for (const auto& [id, event] : ipc_events_) {  // exporting an event twice gives the same handle
+      if (event.channel == channel && event.cell == a && live_ipc_event(id) != nullptr) {
+        complete(channel, queue, command.sequence, Status::Ok, id, 0, "");
+        return;
+      }
+    }
+    const uint64_t id = next_ipc_event_++;
+    ipc_events_[id] = IpcEvent{channel, slots_[channel]->epoch, a, b, b};
+    complete(channel, queue, command.sequence, Status::Ok, id, 0, "");
+    return;
+  }
+  IpcEvent* event = const_cast<IpcEvent*>(live_ipc_event(a));
+  const std::string name = "event handle " + std::to_string(a);
+  if (event == nullptr) {
+    fail(Status::InvalidHandle, name + " names no event (its program has exited?)");
+    return;
+  }
+  switch (opcode) {
+    case Opcode::IpcEventImport:
+      if (event->channel == channel) {
+        fail(Status::InvalidHandle, "IpcEventImport: " + name + " was made by this program");
+        return;
+      }
+      complete(channel, queue, command.sequence, Status::Ok, event->issued, 0, "");
+      return;
+    case Opcode::IpcEventTicket: {
+      if (b > 1) {
+        fail(Status::InvalidCommand, "IpcEventTicket: b must be 0 (latest) or 1 (new), not " + std::to_string(b));
+        return;
+      }
+      if (b == 1) ++event->issued;
+      const uint64_t landed = load_acquire(*reinterpret_cast<const uint64_t*>(region_.base() + event->cell));
+      complete(channel, queue, command.sequence, Status::Ok, event->issued, landed, "");
+      return;
+    }
+    case Opcode::IpcEventSignal: {
+      if (b == 0 || b > event->issued) {
+        fail(Status::InvalidCommand, "IpcEventSignal: " + std::to_string(b) + " is not a ticket issued for " + name);
+        return;
+      }
+      if (b <= event->signalled) {  // a later record has already been signalled
+        complete(channel, queue, command.sequence, Status::Ok, 0, 0, "");
+        return;
+      }
+      event->signalled = b;
+      // The device writes the exporter's cell, as a SemaphoreSignal of the exporter would.
+      device::Command signal = command;
+      signal.opcode = static_cast<uint32_t>(Opcode::SemaphoreSignal);
+      signal.body.generic.a = event->cell;
+      device::CompletionRecord record{};
+      std::string message;
+      const uint32_t exporter = event->channel;
+      const uint64_t epoch = slots_[channel]->epoch;
+      forward(exporter, queue, signal, record, message);
+      if (slots_[channel]->epoch != epoch) return;  // this channel went away meanwhile
+      complete(channel, queue, command.sequence, static_cast<Status>(record.status), 0, 0, message);
+      return;
+    }
+    default:
+      fail(Status::InvalidCommand, "not an IPC event command");
+  }
+}
+
+void Bridge::drop_ipc_events(uint32_t channel) {
+  bool dropped = false;
+  for (auto it = ipc_events_.begin(); it != ipc_events_.end();) {
+    if (it->second.channel == channel) {
+      it = ipc_events_.erase(it);
+      dropped = true;
+    } else {
+      ++it;
+    }
+  }
+  if (!dropped || ipc_event_waits_ == 0) return;
+  for (uint32_t c = 0; c < device::kMaxChannels; ++c) {  // their waiters end with an error
+    for (uint32_t q = 0; q < kQueues; ++q) {
+      if (slots_[c]->semaphores[q].ipc_event != 0) slots_[c]->semaphore_ready[q].notify(sc_core::SC_ZERO_TIME);
     }
   }
 }
@@ -869,6 +1012,7 @@ void Bridge::goodbye(uint32_t channel, uint32_t queue, const device::Command& co
     if (s.phase != Slot::Phase::Active) return;
     sc_core::wait(s.changed);
   }
+  drop_ipc_events(channel);
   device::CompletionRecord record{};
   std::string message;
   forward(channel, queue, command, record, message);

@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -151,6 +152,19 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   void schedule_deadline();  // deadline_event_ at the earliest bound of any waiting client
   void semaphore_wait(uint32_t channel, uint32_t queue, const device::Command& command);
   void wake_semaphores(uint32_t channel);  // the SemaphoreWaits whose cells now hold their values
+  // Inter-process events (device.h IpcEvent*): exported cells, tickets, signals and waits.
+  // An exported event: its cell lives in the exporter's window; tickets order the records of every
+  // program that holds the handle.
+  struct IpcEvent {
+    uint32_t channel = 0;
+    uint64_t epoch = 0;      // the exporter's, while it stays open
+    uint64_t cell = 0;       // {value, simulated ps} in the exporter's window
+    uint64_t issued = 0;     // the latest ticket handed out
+    uint64_t signalled = 0;  // the highest ticket written to the cell
+  };
+  const IpcEvent* live_ipc_event(uint64_t id) const;  // nullptr once its exporter has left
+  void ipc_event_command(uint32_t channel, uint32_t queue, const device::Command& command);
+  void drop_ipc_events(uint32_t channel);  // the channel leaves: its exports end, their waiters wake
   void goodbye(uint32_t channel, uint32_t queue, const device::Command& command);
   // Runs `command` on the command processor; fills status/values/message.
   void forward(uint32_t channel, uint32_t queue, const device::Command& command, device::CompletionRecord& record,
@@ -186,6 +200,9 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
   uint32_t waiting_clients_ = 0;    // unsatisfied HostWaiting commands
   std::vector<Held> held_;          // satisfied HostWaiting commands, completion not yet posted
   uint32_t draining_channels_ = 0;  // departing channels with work still in flight
+  std::map<uint64_t, IpcEvent> ipc_events_;  // export id -> exported event (ordered: deterministic)
+  uint64_t next_ipc_event_ = 1;
+  uint32_t ipc_event_waits_ = 0;  // IpcEventWaits in progress, on any channel
   std::unique_ptr<Stats> stats_;
 
   // Thread-safe activity counters.

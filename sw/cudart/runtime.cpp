@@ -380,7 +380,7 @@ cudaError_t Runtime::device_attribute(int* value, cudaDeviceAttr attr) {
     case cudaDevAttrMemoryPoolSupportedHandleTypes: v = cudaMemHandleTypeNone; break;
     case cudaDevAttrClusterLaunch: v = 0; break;
     case cudaDevAttrDeferredMappingCudaArraySupported: v = 0; break;
-    case cudaDevAttrIpcEventSupport: v = 0; break;
+    case cudaDevAttrIpcEventSupport: v = 1; break;
     case cudaDevAttrMemSyncDomainCount: v = 1; break;
     case cudaDevAttrNumaConfig: v = cudaDeviceNumaConfigNone; break;
     case cudaDevAttrNumaId: v = -1; break;
@@ -1117,6 +1117,56 @@ cudaError_t Runtime::ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t
   const uint64_t pointer = done.value0 + h.offset;
   ipc_opened_[pointer] = IpcOpened{done.value0, done.value1};
   *device = reinterpret_cast<void*>(pointer);
+  return cudaSuccess;
+}
+
+namespace {
+// What a cudaIpcEventHandle_t holds: the platform's export id behind its own magic.
+struct IpcEventHandle {
+  uint64_t magic;
+  uint64_t export_id;
+};
+constexpr uint64_t kIpcEventMagic = 0x5645'4950'5655'5047ull;  // "GPUVPIEV"
+static_assert(sizeof(IpcEventHandle) <= sizeof(cudaIpcEventHandle_t), "fits CUDA's handle");
+}  // namespace
+
+cudaError_t Runtime::ipc_get_event_handle(cudaIpcEventHandle_t* handle, cudaEvent_t event_handle) {
+  if (handle == nullptr) return cudaErrorInvalidValue;
+  Event* event = event_of(event_handle);
+  if (event == nullptr || !event->interprocess) return cudaErrorInvalidResourceHandle;
+  if (event->ipc_id == 0) {
+    const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcEventExport, event->cell, event->value));
+    if (done.lost) return cudaErrorDevicesUnavailable;
+    if (!done.ok()) {
+      std::fprintf(stderr, "gpuvp: cudaIpcGetEventHandle: %s\n", done.message.c_str());
+      return cudaErrorInvalidResourceHandle;
+    }
+    event->ipc_id = done.value0;
+  }
+  IpcEventHandle h{kIpcEventMagic, event->ipc_id};
+  std::memset(handle, 0, sizeof *handle);
+  std::memcpy(handle, &h, sizeof h);
+  return cudaSuccess;
+}
+
+cudaError_t Runtime::ipc_open_event_handle(cudaEvent_t* event, const cudaIpcEventHandle_t& handle) {
+  if (event == nullptr) return cudaErrorInvalidValue;
+  IpcEventHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  if (h.magic != kIpcEventMagic) return cudaErrorInvalidResourceHandle;
+  const driver::Completion done = call(kControlQueue, command(dev::Opcode::IpcEventImport, h.export_id));
+  if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok()) {
+    std::fprintf(stderr, "gpuvp: cudaIpcOpenEventHandle: %s\n", done.message.c_str());
+    return cudaErrorInvalidResourceHandle;
+  }
+  auto opened = std::make_unique<Event>();
+  opened->disable_timing = true;
+  opened->interprocess = true;
+  opened->ipc_id = h.export_id;
+  opened->value = done.value0;
+  *event = reinterpret_cast<cudaEvent_t>(opened.get());
+  events_[opened.get()] = std::move(opened);
   return cudaSuccess;
 }
 
@@ -2037,6 +2087,16 @@ cudaError_t Runtime::stream_wait_event(cudaStream_t stream_handle, cudaEvent_t e
   if (capture_active_ && (GraphAccess::captured(*this, stream_handle) || GraphAccess::event_captured(*this, event))) {
     return GraphAccess::capture_event_wait(*this, stream_handle, event_handle);
   }
+  if (event->ipc_id != 0) {
+    // The latest record by any program holding the handle.
+    const driver::Completion state = ipc_event_state(*event);
+    if (state.lost) return cudaErrorDevicesUnavailable;
+    if (!state.ok()) return cudaErrorInvalidResourceHandle;
+    if (state.value0 == 0 || state.value1 >= state.value0) return cudaSuccess;
+    const uint64_t sequence = submit_raw(stream->queue, command(dev::Opcode::IpcEventWait, event->ipc_id, state.value0),
+                                         Pending{0, {0, 0}, 0, "cudaStreamWaitEvent (IPC event)"});
+    return sequence == 0 ? cudaErrorDevicesUnavailable : cudaSuccess;
+  }
   if (event->value == 0) return cudaSuccess;
   const uint64_t sequence = submit_raw(stream->queue, command(dev::Opcode::SemaphoreWait, event->cell, event->value),
                                        Pending{0, {0, 0}, 0, "cudaStreamWaitEvent"});
@@ -2045,12 +2105,16 @@ cudaError_t Runtime::stream_wait_event(cudaStream_t stream_handle, cudaEvent_t e
 
 cudaError_t Runtime::event_create(cudaEvent_t* event, unsigned flags) {
   if (event == nullptr) return cudaErrorInvalidValue;
+  if ((flags & ~(cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess)) != 0) return cudaErrorInvalidValue;
+  // An interprocess event carries no timing (CUDA requires cudaEventDisableTiming with it).
+  if ((flags & cudaEventInterprocess) != 0 && (flags & cudaEventDisableTiming) == 0) return cudaErrorInvalidValue;
   const auto cell = driver_->allocate(16, 16);
   if (!cell) return cudaErrorMemoryAllocation;
   std::memset(driver_->pointer(*cell), 0, 16);
   auto created = std::make_unique<Event>();
   created->cell = *cell;
   created->disable_timing = (flags & cudaEventDisableTiming) != 0;
+  created->interprocess = (flags & cudaEventInterprocess) != 0;
   *event = reinterpret_cast<cudaEvent_t>(created.get());
   events_[created.get()] = std::move(created);
   return cudaSuccess;
@@ -2060,6 +2124,12 @@ cudaError_t Runtime::event_destroy(cudaEvent_t event_handle) {
   const auto it = events_.find(reinterpret_cast<Event*>(event_handle));
   if (it == events_.end()) return cudaErrorInvalidResourceHandle;
   if (capture_active_) GraphAccess::forget_event(*this, it->first);
+  if (it->second->ipc_id != 0) {
+    // An exported event's cell stays while this program runs: other programs may still record and
+    // wait on it (the platform ends the export when the program leaves). An opened one has no cell.
+    events_.erase(it);
+    return cudaSuccess;
+  }
   // The cell may still be signalled by queued work: keep it until that work completes.
   if (it->second->sequence != 0 && pending_.count(it->second->sequence) != 0) {
     pending_[it->second->sequence].release[1] = it->second->cell;
@@ -2077,6 +2147,18 @@ cudaError_t Runtime::event_record(cudaEvent_t event_handle, cudaStream_t stream_
   if (capture_active_ && GraphAccess::captured(*this, stream_handle)) {
     return GraphAccess::capture_event_record(*this, event_handle, stream_handle);
   }
+  if (event->ipc_id != 0) {
+    // Records of all programs holding the handle are ordered by the platform's tickets.
+    const driver::Completion ticket = call(kControlQueue, command(dev::Opcode::IpcEventTicket, event->ipc_id, 1));
+    if (ticket.lost) return cudaErrorDevicesUnavailable;
+    if (!ticket.ok()) return cudaErrorInvalidResourceHandle;
+    const uint64_t sequence = submit(*stream, command(dev::Opcode::IpcEventSignal, event->ipc_id, ticket.value0),
+                                     Pending{0, {0, 0}, 0, "cudaEventRecord (IPC event)"});
+    if (sequence == 0) return cudaErrorDevicesUnavailable;
+    event->value = ticket.value0;
+    event->sequence = sequence;
+    return cudaSuccess;
+  }
   const uint64_t value = event->value + 1;
   const uint64_t sequence = submit(*stream, command(dev::Opcode::SemaphoreSignal, event->cell, value),
                                    Pending{0, {0, 0}, 0, "cudaEventRecord"});
@@ -2090,6 +2172,11 @@ cudaError_t Runtime::event_synchronize(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
   if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
+  if (event->ipc_id != 0) {
+    const std::optional<uint64_t> wait = ipc_event_wait(*event);
+    if (!wait) return cudaErrorInvalidResourceHandle;
+    return *wait == 0 ? cudaSuccess : wait_for(*wait);
+  }
   if (event->sequence == 0) return cudaSuccess;
   return wait_for(event->sequence);
 }
@@ -2098,7 +2185,31 @@ cudaError_t Runtime::event_query(cudaEvent_t event_handle) {
   Event* event = event_of(event_handle);
   if (event == nullptr) return cudaErrorInvalidResourceHandle;
   if (capture_active_ && GraphAccess::event_captured(*this, event)) return cudaErrorCapturedEvent;
+  if (event->ipc_id != 0) {
+    const std::optional<uint64_t> wait = ipc_event_wait(*event);
+    if (!wait) return cudaErrorInvalidResourceHandle;
+    return *wait == 0 ? cudaSuccess : query(*wait);
+  }
   return query(event->sequence);
+}
+
+driver::Completion Runtime::ipc_event_state(const Event& event) {
+  return call(kControlQueue, command(dev::Opcode::IpcEventTicket, event.ipc_id, 0));
+}
+
+std::optional<uint64_t> Runtime::ipc_event_wait(Event& event) {
+  const driver::Completion state = ipc_event_state(event);
+  if (state.lost || !state.ok()) return std::nullopt;
+  if (state.value0 == 0 || state.value1 >= state.value0) return uint64_t{0};
+  // One wait per ticket: a program polling with cudaEventQuery does not queue a wait per poll. It
+  // holds the control queue until the record it waits for is signalled.
+  if (event.ipc_wait == 0 || event.ipc_wait_value != state.value0 || pending_.count(event.ipc_wait) == 0) {
+    event.ipc_wait = submit_raw(kControlQueue, command(dev::Opcode::IpcEventWait, event.ipc_id, state.value0),
+                                Pending{0, {0, 0}, 0, "IPC event wait"});
+    if (event.ipc_wait == 0) return std::nullopt;
+    event.ipc_wait_value = state.value0;
+  }
+  return event.ipc_wait;
 }
 
 cudaError_t Runtime::event_elapsed(float* ms, cudaEvent_t start_handle, cudaEvent_t end_handle) {

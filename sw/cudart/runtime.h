@@ -137,10 +137,14 @@ struct MemPool {
 };
 
 struct Event {
-  uint64_t cell = 0;      // host address of {value, simulated ps}
+  uint64_t cell = 0;      // host address of {value, simulated ps}; 0: an opened IPC event (the cell is its exporter's)
   uint64_t value = 0;     // last value recorded
   uint64_t sequence = 0;  // SemaphoreSignal of the last record
   bool disable_timing = false;
+  bool interprocess = false;  // cudaEventInterprocess: may get an IPC handle
+  uint64_t ipc_id = 0;        // exported or opened: the platform's export id (records and waits go by it)
+  uint64_t ipc_wait = 0;      // an IpcEventWait a query left queued, and the ticket it waits for
+  uint64_t ipc_wait_value = 0;
 };
 
 // Work queued but not yet known complete, and what to do when it completes.
@@ -216,6 +220,8 @@ class Runtime {
   cudaError_t ipc_get_mem_handle(cudaIpcMemHandle_t* handle, void* device);
   cudaError_t ipc_open_mem_handle(void** device, const cudaIpcMemHandle_t& handle, unsigned flags);
   cudaError_t ipc_close_mem_handle(void* device);
+  cudaError_t ipc_get_event_handle(cudaIpcEventHandle_t* handle, cudaEvent_t event);
+  cudaError_t ipc_open_event_handle(cudaEvent_t* event, const cudaIpcEventHandle_t& handle);
   cudaError_t malloc_managed(void** ptr, std::size_t bytes);
   // __managed__ variables of a module: mirror each at its device address on the host, fill the
   // mirror from the device and point the host's slot at it (what __cudaInitModule does).
@@ -301,6 +307,11 @@ class Runtime {
  private:
   Stream* stream_of(cudaStream_t stream);  // nullptr for an unknown handle
   Event* event_of(cudaEvent_t event);
+  // An IPC event's latest ticket (value0) and what its cell holds (value1); lost: the platform is gone.
+  driver::Completion ipc_event_state(const Event& event);
+  // Queues (once per ticket) an IpcEventWait for the event's latest ticket on the control queue: its
+  // sequence, 0 when there is nothing to wait for, nullopt when the handle or the platform is gone.
+  std::optional<uint64_t> ipc_event_wait(Event& event);
   // Queues a command on `stream`'s queue after the legacy-stream dependencies it needs.
   uint64_t submit(Stream& stream, device::Command command, Pending pending);
   uint64_t submit_raw(uint32_t queue, device::Command command, Pending pending);

@@ -209,6 +209,23 @@ enum class Opcode : uint32_t {
                         // copy), value1: its size. InvalidHandle when the exporter freed the memory
                         // or exited. MemUnmap(value0) closes it; when the exporter frees the memory or
                         // exits first, the import is unmapped (later accesses fault).
+  // Inter-process events (cudaIpcGetEventHandle / cudaIpcOpenEventHandle). An exported event's
+  // state is its exporter's {value, simulated ps} cell; every program that has the handle records
+  // it with a ticket and waits on that cell. (Added without a version bump: an older platform
+  // answers InvalidCommand.)
+  IpcEventExport = 22,  // a: the event's 16-byte cell in the channel's window, b: the value last
+                        // recorded there -> value0: an export id, unique on this platform. The cell
+                        // must stay allocated while the channel is open (the runtime keeps it).
+  IpcEventImport = 23,  // a: an export id of ANOTHER channel -> Ok, value0: the latest ticket.
+                        // InvalidHandle when the exporter has exited or the id names nothing.
+  IpcEventTicket = 24,  // a: export id, b: 1 -> value0: a new ticket (the next record's value);
+                        // b: 0 -> value0: the latest ticket issued, value1: the value the cell holds
+                        // (landed). Taken in queue order: the runtime sends it on its control queue.
+  IpcEventSignal = 25,  // a: export id, b: a ticket; in queue order: the exporter's cell takes the
+                        // ticket and the simulated time (a ticket below one already signalled
+                        // changes nothing).
+  IpcEventWait = 26,    // a: export id, b: value; the queue stalls until the exporter's cell holds
+                        // at least the value (InvalidHandle when the exporter exits first).
 };
 
 // MemAdvise's advice: the numbering of cudaMemoryAdvise.

@@ -6,7 +6,12 @@
 //                  in its own allocation (one copy of the data);
 //   "export-exit": exports a buffer of its own and exits; opening that handle afterwards fails
 //                  with a clear error (its memory went with it);
-//   "open-fail":   opens a handle to memory the parent has freed: fails the same way.
+//   "open-fail":   opens a handle to memory the parent has freed: fails the same way;
+//   "event-chain": opens the parent's buffer and interprocess event; its stream waits on the
+//                  parent's record of that event before a slow kernel reads what the parent's
+//                  kernel wrote, then records the event itself; the parent's stream waits on that
+//                  record, so the parent's next kernel sees the child's result (no host
+//                  synchronisation between the kernels: only the events order them).
 // Prints "PASS ipc".
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,11 +117,104 @@ int open_fail() {
   return 0;
 }
 
+// Slow on purpose (a long dependent chain per thread), so a missing wait shows as wrong values.
+__global__ void add_slowly(int* data, int n, int amount) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int v = data[i];
+  for (int k = 0; k < amount; ++k) v = v + 1;
+  data[i] = v;
+}
+
+struct EventChainHandles {
+  cudaIpcMemHandle_t memory;
+  cudaIpcEventHandle_t event;
+};
+
+int event_chain() {
+  EventChainHandles handles;
+  receive(kIn, &handles, sizeof handles);
+  int* data = nullptr;
+  EXPECT_CUDA(cudaIpcOpenMemHandle(reinterpret_cast<void**>(&data), handles.memory, cudaIpcMemLazyEnablePeerAccess),
+              cudaSuccess);
+  cudaEvent_t event;
+  EXPECT_CUDA(cudaIpcOpenEventHandle(&event, handles.event), cudaSuccess);
+  float ms = 0;
+  EXPECT_CUDA(cudaEventElapsedTime(&ms, event, event), cudaErrorInvalidResourceHandle);  // no timing
+  const char ready = 1;
+  send(kOut, &ready, 1);           // the parent now records the event behind its kernel...
+  char recorded = 0;
+  receive(kIn, &recorded, 1);      // ...and tells us it has
+  cudaStream_t stream;
+  EXPECT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_CUDA(cudaStreamWaitEvent(stream, event, 0), cudaSuccess);
+  add_slowly<<<(kCount + 127) / 128, 128, 0, stream>>>(data, kCount, 500);  // reads the parent's values
+  EXPECT_CUDA(cudaEventRecord(event, stream), cudaSuccess);
+  send(kOut, &ready, 1);           // our record is queued: the parent may wait on it
+  EXPECT_CUDA(cudaEventSynchronize(event), cudaSuccess);
+  EXPECT_CUDA(cudaEventQuery(event), cudaSuccess);
+  EXPECT_CUDA(cudaEventDestroy(event), cudaSuccess);
+  EXPECT_CUDA(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_CUDA(cudaIpcCloseMemHandle(data), cudaSuccess);
+  receive(kIn, &recorded, 1);      // stay until the parent has used our record
+  return 0;
+}
+
+// The parent's half of "event-chain": returns when its check has passed.
+void check_event_chain() {
+  int* buffer = nullptr;
+  EXPECT_CUDA(cudaMalloc(&buffer, kCount * sizeof(int)), cudaSuccess);
+  EXPECT_CUDA(cudaMemset(buffer, 0, kCount * sizeof(int)), cudaSuccess);
+  EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+  cudaEvent_t event;
+  EXPECT_CUDA(cudaEventCreateWithFlags(&event, cudaEventInterprocess), cudaErrorInvalidValue);  // needs DisableTiming
+  cudaEvent_t local;
+  EXPECT_CUDA(cudaEventCreate(&local), cudaSuccess);
+  cudaIpcEventHandle_t refused;
+  EXPECT_CUDA(cudaIpcGetEventHandle(&refused, local), cudaErrorInvalidResourceHandle);  // not interprocess
+  EXPECT_CUDA(cudaEventDestroy(local), cudaSuccess);
+  EXPECT_CUDA(cudaEventCreateWithFlags(&event, cudaEventInterprocess | cudaEventDisableTiming), cudaSuccess);
+  EventChainHandles handles;
+  EXPECT_CUDA(cudaIpcGetMemHandle(&handles.memory, buffer), cudaSuccess);
+  EXPECT_CUDA(cudaIpcGetEventHandle(&handles.event, event), cudaSuccess);
+  cudaEvent_t own;
+  EXPECT_CUDA(cudaIpcOpenEventHandle(&own, handles.event), cudaErrorInvalidResourceHandle);  // our own handle
+  cudaIpcEventHandle_t junk;
+  std::memset(&junk, 0x5a, sizeof junk);
+  EXPECT_CUDA(cudaIpcOpenEventHandle(&own, junk), cudaErrorInvalidResourceHandle);
+
+  Child child = spawn("event-chain");
+  send(child.in, &handles, sizeof handles);
+  char ready = 0;
+  receive(child.out, &ready, 1);
+  cudaStream_t stream;
+  EXPECT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  add_slowly<<<(kCount + 127) / 128, 128, 0, stream>>>(buffer, kCount, 700);  // 0 -> 700
+  EXPECT_CUDA(cudaEventRecord(event, stream), cudaSuccess);
+  send(child.in, &ready, 1);
+  receive(child.out, &ready, 1);  // the child's wait, kernel (+500) and record are queued
+  EXPECT_CUDA(cudaStreamWaitEvent(stream, event, 0), cudaSuccess);
+  twice<<<(kCount + 127) / 128, 128, 0, stream>>>(buffer, kCount);  // (700 + 500) * 2
+  std::vector<int> seen(kCount);
+  EXPECT_CUDA(cudaMemcpyAsync(seen.data(), buffer, kCount * sizeof(int), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+  EXPECT_CUDA(cudaStreamSynchronize(stream), cudaSuccess);
+  for (int i = 0; i < kCount; ++i) CHECK(seen[i] == 2400);
+  send(child.in, &ready, 1);
+  CHECK(finish(child) == 0);
+  // The child has gone: a wait on a record it could still make ends, the event stays usable here.
+  EXPECT_CUDA(cudaEventRecord(event, stream), cudaSuccess);
+  EXPECT_CUDA(cudaEventSynchronize(event), cudaSuccess);
+  EXPECT_CUDA(cudaEventDestroy(event), cudaSuccess);
+  EXPECT_CUDA(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_CUDA(cudaFree(buffer), cudaSuccess);
+}
+
 int main(int argc, char** argv) {
   const std::string role = argc > 1 ? argv[1] : "";
   if (role == "open-double") return open_double();
   if (role == "export-exit") return export_exit();
   if (role == "open-fail") return open_fail();
+  if (role == "event-chain") return event_chain();
 
   int* buffer = nullptr;
   EXPECT_CUDA(cudaMalloc(&buffer, kCount * sizeof(int)), cudaSuccess);
@@ -151,6 +249,9 @@ int main(int argc, char** argv) {
   send(late.in, &handle, sizeof handle);
   receive(late.out, &done, 1);
   CHECK(finish(late) == 0);
+
+  // Interprocess events order two programs' streams.
+  check_event_chain();
   std::printf("PASS ipc\n");
   return 0;
 }
