@@ -87,6 +87,28 @@ TEST(Topology, DrawsSvgWithGraphviz) {
   EXPECT_NE(dot.out.find("->"), std::string::npos);
 }
 
+// docs/architecture.md shows docs/topology.svg: it must still be the picture of the model.
+TEST(Topology, TheDocumentedDiagramMatchesTheModel) {
+  const Counted c = topology({"gpu.sm.count=8", "memory.l2.slices=8"});
+  ASSERT_FALSE(c.j.is_null());
+  const std::string svg = slurp(std::string(GPUVP_SOURCE_DIR) + "/docs/topology.svg");
+  ASSERT_FALSE(svg.empty()) << "docs/topology.svg is missing";
+  size_t titles = 0;
+  for (size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at + 1)) ++titles;
+  for (const auto& m : c.j["modules"]) {
+    const std::string name = m["name"].get<std::string>();
+    EXPECT_NE(svg.find("<title>" + name + "</title>"), std::string::npos)
+        << name << " is not in docs/topology.svg: regenerate it (the command is in docs/architecture.md)";
+  }
+  // Nodes (one per module, with the graph's and the clusters' titles) and one title per arrow.
+  size_t clusters = 0;
+  for (size_t at = svg.find("<title>cluster_"); at != std::string::npos; at = svg.find("<title>cluster_", at + 1)) {
+    ++clusters;
+  }
+  EXPECT_EQ(titles, 1 + clusters + c.j["modules"].size() + c.j["bindings"].size())
+      << "docs/topology.svg has other blocks or arrows than the model: regenerate it";
+}
+
 TEST(Topology, ABadConfigurationIsAnError) {
   const ProcessResult r = run({kGpuvp, "topology", "--set", "gpu.sm.cout=4"}, seconds(60));
   EXPECT_EQ(r.exit_code, 1) << describe(r);
