@@ -29,6 +29,7 @@ plt.rcParams["font.size"] = 9
 
 SECTOR_BYTES = 32
 DETAILED_KERNELS = 24  # kernels with their own section, longest first; the rest are listed
+TABLE_KERNELS = 200    # rows of the kernel table, longest first
 
 STALLS = [
     ("stall_memory", "memory (waiting on a load)"),
@@ -84,6 +85,13 @@ def fmt_rate(value, unit):
     return "%.2f %s" % (value, unit)
 
 
+def label_of(kernel):
+    """A kernel scope's name; per launch, with the launch's id (names repeat)."""
+    if "launches" in kernel or "id" not in kernel:
+        return kernel["name"]
+    return "%s (launch %d)" % (kernel["name"], kernel["id"])
+
+
 def speed_of_light(kernel, peaks):
     """Achieved / peak, in percent, for issue and the three bandwidths."""
     gpu = counters(kernel, "gpu")
@@ -106,7 +114,7 @@ def speed_of_light(kernel, peaks):
 
 
 def chart_speed_of_light(rows, title):
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(rows) + 0.8))
+    fig, ax = plt.subplots(figsize=(5.2, 0.45 * len(rows) + 0.8))
     labels = [r[0] for r in rows]
     values = [100.0 * r[1] for r in rows]
     ax.barh(labels, [100] * len(rows), color="#e8e8e8")
@@ -130,7 +138,7 @@ def chart_stalls(kernel, title):
     total = sum(v for _, v in parts)
     if total == 0:
         return None
-    fig, ax = plt.subplots(figsize=(6.4, 0.32 * len(parts) + 0.8))
+    fig, ax = plt.subplots(figsize=(5.2, 0.32 * len(parts) + 0.8))
     labels = [p[0] for p in parts]
     values = [100.0 * p[1] / total for p in parts]
     ax.barh(labels, values, color=["#2e9e5b"] + ["#b55d5d"] * (len(parts) - 1))
@@ -164,7 +172,7 @@ def hit_rates(kernel):
 
 
 def chart_hit_rates(rows, title):
-    fig, ax = plt.subplots(figsize=(6.4, 0.32 * len(rows) + 0.8))
+    fig, ax = plt.subplots(figsize=(5.2, 0.32 * len(rows) + 0.8))
     labels = [r[0] for r in rows]
     values = [100.0 * r[1] for r in rows]
     ax.barh(labels, [100] * len(rows), color="#e8e8e8")
@@ -254,7 +262,7 @@ def chart_uvm_timeline(kernels, title):
 
 
 CSS = """
-body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
+body { font-family: sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; border-bottom: 1px solid #ccc; padding-bottom: 4px; }
 h3 { font-size: 13px; font-family: monospace; word-break: break-all; }
 .kernel { margin-bottom: 28px; }
@@ -329,21 +337,24 @@ def main():
     detailed = order[:DETAILED_KERNELS]
     body.append("<h2>Kernels</h2>")
     body.append("<table><tr><th>kernel</th><th>launches</th><th>time (us)</th><th>cycles</th><th>IPC</th></tr>")
-    for i in order:
+    for i in order[:TABLE_KERNELS]:
         k = kernels[i]
         gpu = counters(k, "gpu")
         ipc = ratio(k, "gpu", "ipc")
         body.append("<tr><td><a href=\"#k%d\">%s</a></td><td>%d</td><td>%.3f</td><td>%d</td><td>%s</td></tr>" % (
-            i, html.escape(short(k["name"], 70)), k.get("launches", 1), kernel_time_ps(k) / 1e6,
+            i, html.escape(short(label_of(k), 70)), k.get("launches", 1), kernel_time_ps(k) / 1e6,
             gpu.get("cycles", 0), "%.2f" % ipc if ipc is not None else "n/a"))
     body.append("</table>")
+    if len(order) > TABLE_KERNELS:
+        body.append('<p class="note">The table lists the %d longest of %d kernel scopes.</p>' % (
+            TABLE_KERNELS, len(order)))
     if len(order) > len(detailed):
         body.append('<p class="note">Charts for the %d longest kernels; %d more are in the table only.</p>' % (
             len(detailed), len(order) - len(detailed)))
 
     for i in detailed:
         k = kernels[i]
-        body.append('<div class="kernel" id="k%d"><h3>%s</h3>' % (i, html.escape(k["name"])))
+        body.append('<div class="kernel" id="k%d"><h3>%s</h3>' % (i, html.escape(label_of(k))))
         occ = occupancy(k, peaks)
         facts = []
         if occ["achieved"] is not None:
