@@ -115,9 +115,40 @@ std::string short_kind(const std::string& kind) {
   return angle == std::string::npos ? k : k.substr(0, angle);
 }
 
+// The clock domain a module's class runs in: the knob that clocks it and its colour. SystemC has
+// no notion of a module's clock (each model holds its ClockDomain privately), so this table
+// maps the classes; a class not in it is event-driven (the bridge, the PCIe link's transfers).
+struct ClockOf {
+  const char* knob;
+  const char* colour;
+};
+const ClockOf* clock_of(const std::string& kind) {
+  static const ClockOf core{"gpu.sm.clock", "#dbe9fb"}, crossbar{"gpu.crossbar.clock", "#fde7c8"},
+      l2{"memory.l2.clock", "#dcf2dc"}, dram{"memory.hbm.clock", "#f6d8e4"};
+  static const std::pair<const char*, const ClockOf*> classes[] = {
+      {"Sm", &core},          {"SmCluster", &core}, {"CtaScheduler", &core}, {"SmStepper", &core},
+      {"L1Tlb", &core},       {"Gmmu", &core},      {"CopyEngine", &core},   {"Crossbar", &crossbar},
+      {"L2Slice", &l2},       {"HbmController", &dram}};
+  const std::string k = short_kind(kind);
+  for (const auto& [name, clock] : classes) {
+    if (k == name) return clock;
+  }
+  return nullptr;
+}
+
+double clock_hz(const std::string& knob, const PlatformParams& params) {
+  if (knob == "gpu.sm.clock") return params.sm.clock_hz;
+  if (knob == "gpu.crossbar.clock") return params.crossbar.clock_hz;
+  if (knob == "memory.l2.clock") return params.l2.clock_hz;
+  if (knob == "memory.hbm.clock") return params.hbm.clock_hz;
+  return 0;
+}
+
+std::string mhz(double hz) { return std::to_string(static_cast<long long>(hz / 1e6 + 0.5)) + " MHz"; }
+
 // DOT: every module with children is a cluster around them; every leaf a box; every binding an
 // arrow from the initiator socket's module to the target socket's module.
-std::string to_dot(const Topology& topology, const std::string& title) {
+std::string to_dot(const Topology& topology, const std::string& title, const PlatformParams& params) {
   std::set<std::string> has_children;
   for (const TopologyModule& m : topology.modules) {
     const std::string parent = parent_of(m.name);
@@ -146,14 +177,25 @@ std::string to_dot(const Topology& topology, const std::string& title) {
       dot << indent() << quoted(m.name) << " [label=" << quoted(basename_of(m.name))
           << ", shape=point, width=0.05];\n";
     } else {
+      const ClockOf* clock = clock_of(m.kind);
       dot << indent() << quoted(m.name) << " [label=" << quoted(basename_of(m.name)) << ", tooltip="
-          << quoted(m.name + " : " + m.kind) << "];\n";
+          << quoted(m.name + " : " + m.kind + (clock ? std::string(" : ") + clock->knob : std::string()))
+          << ", fillcolor=" << quoted(clock ? clock->colour : "#f2f2f2") << "];\n";
     }
   }
   while (!open.empty()) {
     open.pop_back();
     dot << indent() << "}\n";
   }
+  // The legend: one box per clock domain, with its knob and frequency.
+  dot << "  subgraph cluster_legend {\n    label=\"clock domains\"; style=\"rounded\"; color=\"#9aa7b8\";\n";
+  const char* legend[][2] = {{"gpu.sm.clock", "#dbe9fb"}, {"gpu.crossbar.clock", "#fde7c8"},
+                             {"memory.l2.clock", "#dcf2dc"}, {"memory.hbm.clock", "#f6d8e4"}};
+  for (const auto& [knob, colour] : legend) {
+    dot << "    " << quoted(std::string("legend ") + knob) << " [label=" << quoted(std::string(knob) + " " + mhz(clock_hz(knob, params)))
+        << ", fillcolor=" << quoted(colour) << "];\n";
+  }
+  dot << "    \"legend untimed\" [label=\"event-driven\", fillcolor=\"#f2f2f2\"];\n  }\n";
   for (const TopologyBinding& b : topology.bindings) {
     dot << "  " << quoted(parent_of(b.initiator)) << " -> " << quoted(parent_of(b.target)) << " [tooltip="
         << quoted(b.initiator + " -> " + b.target) << "];\n";
@@ -168,7 +210,13 @@ std::string to_json(const Topology& topology, const std::string& config, const P
   out["sm_count"] = params.sm.count;
   out["l2_slices"] = params.l2.slices;
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-  for (const TopologyModule& m : topology.modules) modules.push_back({{"name", m.name}, {"kind", m.kind}});
+  for (const TopologyModule& m : topology.modules) {
+    nlohmann::ordered_json module = {{"name", m.name}, {"kind", m.kind}};
+    if (const ClockOf* clock = clock_of(m.kind)) {
+      module["clock"] = {{"knob", clock->knob}, {"hz", clock_hz(clock->knob, params)}};
+    }
+    modules.push_back(module);
+  }
   out["modules"] = modules;
   nlohmann::ordered_json bindings = nlohmann::ordered_json::array();
   for (const TopologyBinding& b : topology.bindings) {
@@ -286,7 +334,7 @@ int TopologyCommand::execute() const {
     }
     return write_output_file(output_, text, "topology") ? 0 : 1;
   }
-  const std::string dot = to_dot(topology, title);
+  const std::string dot = to_dot(topology, title, params);
   if (format == "svg") {
     if (!render_svg(dot, output_)) return 1;
   } else if (output_.empty()) {

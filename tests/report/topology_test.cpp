@@ -72,6 +72,28 @@ TEST(Topology, BlocksFollowTheConfiguration) {
   }
 }
 
+TEST(Topology, ModulesCarryTheirConfiguredClockDomain) {
+  const Counted c = topology({"gpu.sm.count=4", "gpu.sm.clock=1000 MHz", "memory.l2.clock=1500 MHz"});
+  ASSERT_FALSE(c.j.is_null());
+  int sms = 0, slices = 0;
+  for (const auto& m : c.j["modules"]) {
+    const std::string kind = short_kind(m["kind"].get<std::string>());
+    if (kind == "Sm") {
+      ++sms;
+      EXPECT_EQ(m["clock"]["knob"], "gpu.sm.clock");
+      EXPECT_DOUBLE_EQ(m["clock"]["hz"].get<double>(), 1e9);
+    } else if (kind == "L2Slice") {
+      ++slices;
+      EXPECT_EQ(m["clock"]["knob"], "memory.l2.clock");
+      EXPECT_DOUBLE_EQ(m["clock"]["hz"].get<double>(), 1.5e9);
+    } else if (kind == "Bridge") {
+      EXPECT_FALSE(m.contains("clock")) << "the bridge is event-driven";
+    }
+  }
+  EXPECT_EQ(sms, 4);
+  EXPECT_GT(slices, 0);
+}
+
 TEST(Topology, DrawsSvgWithGraphviz) {
   const std::string svg = ::testing::TempDir() + "/topology.svg";
   const ProcessResult r = run({kGpuvp, "topology", "--set", "gpu.sm.count=4", "-o", svg}, seconds(300));
@@ -100,12 +122,17 @@ TEST(Topology, TheDocumentedDiagramMatchesTheModel) {
     EXPECT_NE(svg.find("<title>" + name + "</title>"), std::string::npos)
         << name << " is not in docs/topology.svg: regenerate it (the command is in docs/architecture.md)";
   }
-  // Nodes (one per module, with the graph's and the clusters' titles) and one title per arrow.
-  size_t clusters = 0;
-  for (size_t at = svg.find("<title>cluster_"); at != std::string::npos; at = svg.find("<title>cluster_", at + 1)) {
-    ++clusters;
-  }
-  EXPECT_EQ(titles, 1 + clusters + c.j["modules"].size() + c.j["bindings"].size())
+  // Nodes (one per module, with the graph's, the clusters' and the legend's titles) and one title
+  // per arrow.
+  auto count = [&](const std::string& prefix) {
+    size_t n = 0;
+    for (size_t at = svg.find(prefix); at != std::string::npos; at = svg.find(prefix, at + 1)) ++n;
+    return n;
+  };
+  const size_t clusters = count("<title>cluster_");
+  const size_t legend = count("<title>legend ");
+  EXPECT_EQ(legend, 5u);
+  EXPECT_EQ(titles, 1 + clusters + legend + c.j["modules"].size() + c.j["bindings"].size())
       << "docs/topology.svg has other blocks or arrows than the model: regenerate it";
 }
 
