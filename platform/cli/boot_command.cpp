@@ -190,6 +190,7 @@ BootCommand::BootCommand(CLI::App& app, const config::ConfigLoader& loader)
                        "msix (MSI-X interrupts through vfio-pci: q35 with an emulated Intel IOMMU, the guest's "
                        "vfio modules; boots slower)")
       ->check(CLI::IsMember({"poll", "msix"}));
+  progress_.add_to(*command_);
   command_->footer("Example: gpuvp boot --config v100 --guest-run \"vector_add; gemm\" --stats guest.json");
 }
 
@@ -312,6 +313,10 @@ int BootCommand::execute() const {
     return exited;
   };
   if (server != nullptr) {
+    // An interactive shell owns the terminal: no progress line over it unless asked for.
+    const progress::Mode mode =
+        interactive_ && progress_.mode == progress::Mode::kAuto ? progress::Mode::kOff : progress_.mode;
+    const progress::Display display(mode, "boot");
     server->run(qemu_gone);
   } else {
     while (!qemu_gone()) std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "platform/cli/config_options.h"
+#include "platform/cli/progress_option.h"
 #include "platform/config/config.h"
 
 namespace gpuvp::cli {
@@ -35,6 +36,7 @@ class BootCommand {
 
  private:
   CLI::App* command_;
+  ProgressOption progress_;
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
   std::string guest_run_;

@@ -15,7 +15,9 @@
 #include "platform/cli/output_file.h"
 #include "platform/bridge/serve.h"
 #include "platform/cli/boot_command.h"
+#include "platform/cli/report_command.h"
 #include "platform/cli/run_command.h"
+#include "platform/cli/topology_command.h"
 #include "platform/cli/validate_command.h"
 #include "platform/cli/config_options.h"
 #include "platform/config/config.h"
@@ -206,6 +208,8 @@ int main(int argc, char** argv) {
   gpuvp::cli::RunCommand run_command(app, loader);
   gpuvp::cli::ValidateCommand validate_command(app, loader);
   gpuvp::cli::BootCommand boot_command(app, loader);
+  gpuvp::cli::ReportCommand report_command(app, loader);
+  gpuvp::cli::TopologyCommand topology_command(app, loader);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -269,6 +273,10 @@ int main(int argc, char** argv) {
       return validate_command.execute();
     } else if (boot_command.selected()) {
       return boot_command.execute();
+    } else if (report_command.selected()) {
+      return report_command.execute();
+    } else if (topology_command.selected()) {
+      return topology_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path,

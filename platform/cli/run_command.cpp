@@ -138,6 +138,7 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
   command_->add_option("--trace-window", trace_window_ns_, "simulated ns per sample of the trace's counter tracks")
       ->default_val(1000)
       ->check(CLI::Range(0.001, 1e9));
+  progress_.add_to(*command_);
   command_->add_option("program", program_, "-- ./app args...")->required();
   command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024\n"
                    "         gpuvp run --trace trace.json --trace-filter module=*l2_0* -- ./vector_add 1024\n"
@@ -232,11 +233,14 @@ int RunCommand::execute() const {
 
   int status = 0;
   bool exited = false;
-  server.run([&] {
-    if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
-    return exited;
-  });
-  if (!exited) ::waitpid(child, &status, 0);
+  {
+    const progress::Display display(progress_.mode, "run");
+    server.run([&] {
+      if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
+      return exited;
+    });
+    if (!exited) ::waitpid(child, &status, 0);
+  }
   ::sigaction(SIGINT, &old_int, nullptr);
 
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "platform/cli/config_options.h"
+#include "platform/cli/progress_option.h"
 #include "platform/config/config.h"
 
 namespace gpuvp::cli {
@@ -31,6 +32,7 @@ class RunCommand {
   CLI::App* command_;
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
+  ProgressOption progress_;
   std::string stats_path_;
   bool stats_per_launch_ = false;
   std::string trace_path_;

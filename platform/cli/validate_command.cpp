@@ -242,6 +242,7 @@ ValidateCommand::ValidateCommand(CLI::App& app, const config::ConfigLoader& load
 #endif
   command_->add_option("--applications-cubin", applications_cubin_path_,
                        "sm_75 cubin of the application table's kernels (default: built with gpuvp)");
+  progress_.add_to(*command_);
   command_->add_flag("--quick", quick_, "shorter chains and a smaller bandwidth kernel (tests); same rows");
   command_->footer("Example: gpuvp validate --config v100");
 }
@@ -261,6 +262,8 @@ int ValidateCommand::execute() const {
   const ValidationKernels& ptx = *microbenchmarks;
   const ValidationKernels& applications_ptx = *application_kernels;
   const auto wall_start = std::chrono::steady_clock::now();
+  std::optional<progress::Display> display;
+  display.emplace(progress_.mode, "validate");
 
   // Chain lengths: the difference of two runs is divided by the difference of lengths.
   const uint32_t s0 = quick_ ? 128 : 256, s1 = quick_ ? 384 : 1280;
@@ -380,6 +383,7 @@ int ValidateCommand::execute() const {
 
   // The references are V100 measurements whatever the configuration: other presets are compared
   // against them only for orientation.
+  display.reset();  // the line is erased before the table is printed
   std::cout << "gpuvp validate: timing model of " << p.device.name << " (" << config.source()
             << ") vs. published V100 figures\n";
   std::printf("%-36s %12s %6s %12s %6s %10s  %s\n", "figure", "kernel cycles", "off", "clock64", "off", "reference",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/cli/config_options.h"
+#include "platform/cli/progress_option.h"
 #include "platform/config/config.h"
 
 namespace gpuvp::cli {
@@ -27,6 +28,7 @@ class ValidateCommand {
 
  private:
   CLI::App* command_;
+  ProgressOption progress_;
   const config::ConfigLoader& loader_;
   ConfigOptions config_options_;
   std::string ptx_path_;

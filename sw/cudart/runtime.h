@@ -347,7 +347,7 @@ class Runtime {
   // Maps host pages over [address, address+bytes) at the same virtual addresses; pages already
   // mapped by an earlier call are kept. False when the range is taken by something else.
   bool map_host_mirror(uint64_t address, std::size_t bytes);
-  // Host access to managed memory (README "Unified memory"). Managed pages the host may touch
+  // Host access to managed memory (docs/unified-memory.md, "Host access"). Managed pages the host may touch
   // are in host_pages_: kHostClean (mapped read-only, same values as the device) or kHostDirty
   // (read-write, the host may have changed them); every other managed page is PROT_NONE and
   // its values live on the device. A host access to one faults (SIGSEGV): host_fault() asks the

@@ -14,6 +14,7 @@
 #include "models/gpu/ptx/ir.h"
 #include "models/gpu/ptx/kernel_run.h"
 #include "platform/clock_domains.h"
+#include "platform/stats/progress.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -1056,6 +1057,8 @@ ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::Loaded
   const bool told = resources.source != ptx::ResourceSource::kEstimate;
   const uint64_t kernel_id = next_kernel_id_++;
   registry_.begin_kernel(kernel_id, kernel.name);
+  progress::kernel_begin(kernel_id, kernel.name,
+                         static_cast<uint64_t>(config.grid.x) * config.grid.y * config.grid.z);
   ++*stats_->kernels_launched;
   if (kernel.uses_textures) ++*stats_->texture_launches;
   ptx::LaunchResult result;
@@ -1111,6 +1114,7 @@ ptx::LaunchResult CommandProcessor::run_grid(Context& context, const ptx::Loaded
     wait_ps(kernel_ps);
   }
   *stats_->kernel_time += static_cast<uint64_t>(std::llround(kernel_ps));
+  if (!timed) progress::kernel_end(kernel_id, sc_core::sc_time_stamp().value());  // else GpuTiming::run did
   registry_.end_kernel(kernel_id);
   return result;
 }

@@ -1,4 +1,5 @@
 #include "models/gpu/cta_scheduler/cta_scheduler.h"
+#include "platform/stats/progress.h"
 
 #include <algorithm>
 #include <array>
@@ -263,6 +264,7 @@ void CtaScheduler::cta_done(uint32_t sm, ptx::KernelRun& run, uint64_t kernel_id
     use.registers -= warp_registers(k.cta) * warps_of(k.cta);
     use.shared -= k.cta.shared_bytes;
     ++k.completed;
+    progress::cta_done(kernel_id, sc_core::sc_time_stamp().value());
     const bool finished = k.completed == run.cta_count() || (!run.ok() && k.completed == k.next_cta);
     if (finished) {
       std::function<void()> done = std::move(k.done);

@@ -16,6 +16,7 @@
 #include "models/memory/l2/l2_slice.h"
 #include "models/tlm/tlm_monitor.h"
 #include "models/uvm/uvm_system.h"
+#include "platform/stats/progress.h"
 
 namespace gpuvp::gpu {
 namespace {
@@ -172,6 +173,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   bool done = false;
   if (m.tracer != nullptr) m.tracer->kernel_begin(kernel_id, run.kernel().name, start);
+  progress::kernel_begin(kernel_id, run.kernel().name, run.cta_count());
   // What the launch writes through L2 while the launch latency passes: the kernel's parameters
   // (constant bank 0) and, on its first launch, its code (the module load's upload), so an SM's
   // first constant or instruction miss finds them in L2 as on hardware.
@@ -199,8 +201,10 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   while (!done) {
     sc_core::wait(progress_step, m.finished);
     if (done) break;
+    progress::sim_time(sc_core::sc_time_stamp().value());
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_line >= kProgressWall) {
+    // The terminal's progress line (platform/stats/progress.h), when drawn, says all of this.
+    if (now - last_line >= kProgressWall && !progress::active()) {
       last_line = now;
       std::fprintf(stderr, "gpuvp: kernel %llu: %llu cycles simulated so far; %llu kernels done\n",
                    static_cast<unsigned long long>(kernel_id),
@@ -216,6 +220,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   while (!m.copy_engine.idle()) sc_core::wait(m.copy_engine.drained());
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
+  progress::kernel_end(kernel_id, end.value());
   KernelTiming t;
   t.ps = end.value() - start.value();
   // Whole core cycles the kernel spanned (edges crossed), independent of the time resolution.
