@@ -16,6 +16,8 @@ packages=(
   clang libclang-rt-14-dev       # libFuzzer for the PTX parser fuzz target
   qemu-system-x86 busybox-static cpio xz-utils  # `gpuvp boot`: the QEMU guest and its initramfs
   linux-libc-dev                 # <linux/vfio.h>: the guest transport's MSI-X path
+  python3-matplotlib             # `gpuvp plot`: sweep charts (PNG, SVG), no network needed
+  libopenmpi-dev openmpi-bin     # `mpirun -np K gpuvp sweep --mpi SPEC`
 )
 
 missing=()

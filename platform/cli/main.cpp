@@ -16,6 +16,7 @@
 #include "platform/bridge/serve.h"
 #include "platform/cli/boot_command.h"
 #include "platform/cli/run_command.h"
+#include "platform/cli/sweep_command.h"
 #include "platform/cli/validate_command.h"
 #include "platform/cli/config_options.h"
 #include "platform/config/config.h"
@@ -206,6 +207,8 @@ int main(int argc, char** argv) {
   gpuvp::cli::RunCommand run_command(app, loader);
   gpuvp::cli::ValidateCommand validate_command(app, loader);
   gpuvp::cli::BootCommand boot_command(app, loader);
+  gpuvp::cli::SweepCommand sweep_command(app, loader);
+  gpuvp::cli::PlotCommand plot_command(app, loader);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -269,6 +272,10 @@ int main(int argc, char** argv) {
       return validate_command.execute();
     } else if (boot_command.selected()) {
       return boot_command.execute();
+    } else if (sweep_command.selected()) {
+      return sweep_command.execute();
+    } else if (plot_command.selected()) {
+      return plot_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path,
