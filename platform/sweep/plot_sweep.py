@@ -68,7 +68,9 @@ def main():
     if not rows:
         sys.exit("gpuvp plot: error: no point of %s has a value of %s (status ok)" % (args.results, y))
     programs = [p["name"] for p in doc["programs"] if any(r["program"] == p["name"] for r in rows)]
-    swept = [k for k in knob_order if len({json.dumps(r["knobs"][k]) for r in rows}) > 1]
+    # Zipped knobs move together: each axis is drawn by its first knob.
+    axes = doc.get("axes") or [[k] for k in knob_order]
+    swept = [a[0] for a in axes if len({json.dumps(r["knobs"][a[0]]) for r in rows}) > 1]
 
     # Speedup: each program's baseline point (every knob of the baseline must match).
     def matches(row):
@@ -137,8 +139,8 @@ def main():
         fy, o_label = axis(other)
         xs = sorted({r["knobs"][x] for r in rows}, key=lambda v: (isinstance(v, str), v))
         os_ = sorted({r["knobs"][other] for r in rows}, key=lambda v: (isinstance(v, str), v))
-        fig, axes = plt.subplots(1, len(programs), figsize=(4.8 * len(programs) + 1, 4.2), squeeze=False)
-        for ax, program in zip(axes[0], programs):
+        fig, panels = plt.subplots(1, len(programs), figsize=(4.8 * len(programs) + 1, 4.2), squeeze=False)
+        for ax, program in zip(panels[0], programs):
             grid = [[float("nan")] * len(xs) for _ in os_]
             for r in rows:
                 if r["program"] == program:
@@ -163,7 +165,8 @@ def main():
             ax.set_xlabel("program")
         else:
             fx, x_label = axis(x)
-            others = [k for k in swept if k != x]
+            x_axis = next((a for a in axes if x in a), [x])
+            others = [k for k in swept if k not in x_axis]
             series = {}
             for r in rows:
                 key = (r["program"],) + tuple(knob_text(r, k) for k in others)

@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <memory>
@@ -140,11 +139,11 @@ int coordinate(const SweepSpec& spec, const RunOptions& options, double rank_tim
   progress.close();
   const int code = report(summary);
   if (dead > 0) {
-    // MPI_Finalize would wait for the dead rank forever; the results are written.
+    // MPI_Finalize would wait for the dead rank forever; the results are written, so end the job.
     std::cout << std::flush;
     log << std::flush;
     std::fflush(nullptr);
-    std::_Exit(code == 0 ? 2 : code);
+    MPI_Abort(MPI_COMM_WORLD, code == 0 ? 2 : code);
   }
   return code;
 }

@@ -283,6 +283,7 @@ WrittenResults write_results(const fs::path& out_dir, const SweepSpec& spec, con
                      {"doc", knob.doc}});
   }
   doc["knobs"] = knobs;
+  doc["axes"] = spec.axes;
   ordered metrics = ordered::array();
   for (size_t m = 0; m < spec.metrics.size(); ++m) {
     const Metric& metric = spec.metrics[m];

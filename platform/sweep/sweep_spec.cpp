@@ -318,7 +318,7 @@ void Parser::parse_programs(const YAML::Node& node) {
   std::set<std::string> names;
   for (const auto& item : node) {
     Program program;
-    YAML::Node path_node = item;
+    const YAML::Node path_node = item.IsMap() ? item["path"] : item;
     if (item.IsMap()) {
       for (const auto& entry : item) {
         const std::string key = entry.first.Scalar();
@@ -326,7 +326,6 @@ void Parser::parse_programs(const YAML::Node& node) {
           error(entry.first, "unknown program key '" + key + "' (name, path, args)");
         }
       }
-      path_node = item["path"];
       if (!path_node) {
         error(item, "a program needs a 'path'");
         continue;
@@ -545,6 +544,11 @@ SweepSpec Parser::parse(const std::string& text) {
     for (const auto& swept : spec_.knobs) {
       if (swept == knob_name) errors_.push_back(file_ + ": error: knob '" + swept + "' is both set and swept");
     }
+  }
+  for (const auto& axis : axes_) {
+    std::vector<std::string> names;
+    for (size_t index : axis.knobs) names.push_back(loader_.registry().at(index).name);
+    spec_.axes.push_back(std::move(names));
   }
   if (errors_.empty()) expand();
   if (!errors_.empty()) throw SpecError(errors_);

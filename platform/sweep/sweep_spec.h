@@ -75,6 +75,7 @@ struct SweepSpec {
   std::vector<std::string> base_sets;  // "knob=value" applied to every point first
   double timeout_s = 0;                // 0: none
   std::vector<std::string> knobs;      // swept knob names, in axis order
+  std::vector<std::vector<std::string>> axes;  // the knobs of each axis (several when zipped)
   std::vector<Program> programs;
   std::vector<Metric> metrics;
   std::vector<Point> points;

@@ -80,6 +80,8 @@ TEST_F(SpecTest, ZipMovesKnobsTogetherAndRangesExpand) {
                          kPrograms);
   ASSERT_EQ(spec.points.size(), 2u * 4u * 2u);
   EXPECT_EQ(spec.base_sets, (std::vector<std::string>{"sim.kernel_model=timing"}));
+  ASSERT_EQ(spec.axes.size(), 2u);
+  EXPECT_EQ(spec.axes[0], (std::vector<std::string>{"gpu.sm.clock", "memory.l2.clock"}));
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(spec.points[i].knobs[0].text, spec.points[i].knobs[1].text);
   EXPECT_EQ(spec.points[0].knobs[2].text, "48 KiB");
   EXPECT_EQ(spec.points[3].knobs[2].text, "384 KiB");
@@ -109,8 +111,8 @@ TEST_F(SpecTest, OutOfRangeAndWrongUnitValuesNameTheirLine) {
   ASSERT_EQ(e.size(), 3u);
   EXPECT_NE(e[0].find("s.yaml:2:27: error: gpu.sm.clock:"), std::string::npos) << e[0];
   EXPECT_NE(e[0].find("10 GHz"), std::string::npos) << e[0];  // names the range
-  EXPECT_NE(e[1].find("s.yaml:3:23: error: memory.hbm.clock:"), std::string::npos) << e[1];
-  EXPECT_NE(e[2].find("s.yaml:4:17: error: gpu.sm.count:"), std::string::npos) << e[2];
+  EXPECT_NE(e[1].find("s.yaml:3:22: error: memory.hbm.clock:"), std::string::npos) << e[1];
+  EXPECT_NE(e[2].find("s.yaml:4:24: error: gpu.sm.count:"), std::string::npos) << e[2];
 }
 
 TEST_F(SpecTest, MissingProgramAndMalformedPartsAreAllReported) {
@@ -133,16 +135,19 @@ TEST_F(SpecTest, MissingProgramAndMalformedPartsAreAllReported) {
   EXPECT_NE(all.find("s.yaml:3:1: error: unknown key 'colour'"), std::string::npos) << all;
   EXPECT_NE(all.find("s.yaml:7:22: error: zipped knob 'memory.l2.clock' has 1 values"), std::string::npos) << all;
   EXPECT_NE(all.find("s.yaml:9:5: error: program '/no/such/program' not found"), std::string::npos) << all;
-  EXPECT_NE(all.find("s.yaml:10:30: error: unknown program key 'argz'"), std::string::npos) << all;
+  EXPECT_NE(all.find("s.yaml:10:32: error: unknown program key 'argz'"), std::string::npos) << all;
   EXPECT_NE(all.find("s.yaml:11:11: error: metric 'cycles' is not a dotted statistic name"), std::string::npos) << all;
-  EXPECT_NE(all.find("s.yaml:11:58: error: two metrics give the column 'c'"), std::string::npos) << all;
+  EXPECT_NE(all.find("s.yaml:11:57: error: two metrics give the column 'c'"), std::string::npos) << all;
 }
 
 TEST_F(SpecTest, CombinationThePlatformRejectsIsBlamedOnItsValue) {
-  // 100 KiB is no whole number of 16-way sets of 128 B lines.
-  const auto e = errors(std::string("knobs:\n  memory.l2.slice_size: [192 KiB, 100 KiB]\n") + kPrograms);
+  // 97 KiB is no whole number of 16-way sets of 128 B lines.
+  const auto e = errors(std::string("knobs:\n  memory.l2.slice_size: [192 KiB, 97 KiB]\n") + kPrograms);
   ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0].rfind("s.yaml:2:42: error: the point memory.l2.slice_size = 100 KiB is not a valid platform", 0), 0u)
+  EXPECT_EQ(e[0].rfind("s.yaml:2:35: error: the point memory.l2.slice_size = 97 KiB is not a valid platform: "
+                       "memory.l2.associativity: memory.l2.slice_size must be a whole number of sets",
+                       0),
+            0u)
       << e[0];
 }
 
@@ -153,7 +158,7 @@ TEST_F(SpecTest, VariablesAndRelativePathsResolve) {
   EXPECT_EQ(spec.programs[0].args[0], "/tmp/x");
   EXPECT_EQ(spec.points.size(), 1u);  // no knobs: one point per program
   const auto e = errors("programs: ['${NO_SUCH_VARIABLE_HERE}/true']\nmetrics: [gpu.cycles]\n");
-  ASSERT_EQ(e.size(), 1u);
+  ASSERT_GE(e.size(), 1u);
   EXPECT_NE(e[0].find("s.yaml:1:12: error: ${NO_SUCH_VARIABLE_HERE}"), std::string::npos) << e[0];
 }
 
