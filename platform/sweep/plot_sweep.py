@@ -98,7 +98,7 @@ def main():
         def value_of(r):
             v = r["metrics"][y]
             return base_value[r["program"]] / v if v else float("nan")
-        y_label = "speedup over %s (x)" % args.baseline_text
+        y_label = "speedup (x)"
         y_factor = 1.0
     else:
         y_factor, y_symbol = scale_for(METRIC_DIMENSION.get(metric.get("unit", ""), ""), metric_values)
@@ -120,9 +120,11 @@ def main():
         return None, name
 
     def knob_text(row, name):
-        factor, _ = axis(name)
         v = row["knobs"][name]
-        return number(v / factor) if factor else str(v)
+        if not isinstance(v, (int, float)):
+            return str(v)
+        factor, symbol = scale_for(knobs[name]["dimension"], [r["knobs"][name] for r in rows])
+        return number(v / factor) + (" " + symbol if symbol else "")
 
     if args.x:
         x = args.x
@@ -132,7 +134,10 @@ def main():
     else:
         x, heat = (swept[0] if swept else None), False
 
-    title = "%s: %s" % (doc["name"], "speedup" if baseline else y)
+    if baseline:
+        title = "%s: %s speedup over %s" % (doc["name"], y, args.baseline_text.replace(",", ", "))
+    else:
+        title = "%s: %s" % (doc["name"], y)
     if heat:
         other = swept[1]
         fx, x_label = axis(x)
@@ -156,7 +161,7 @@ def main():
             ax.set_ylabel(o_label)
             ax.set_title(program)
             fig.colorbar(image, ax=ax, label=y_label)
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=11)
         kind = "heatmap"
     else:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -176,13 +181,15 @@ def main():
                 label = key[0] + "".join(", %s=%s" % (k, v) for k, v in zip(others, key[1:]))
                 xs = [r["knobs"][x] / fx if fx else r["knobs"][x] for r in members]
                 ax.plot(xs, [value_of(r) for r in members], marker="o", label=label)
+                if fx and len(xs) <= 12:
+                    ax.set_xticks(xs, [number(v) for v in xs])
             ax.set_xlabel(x_label)
             ax.legend(fontsize=8)
             ax.grid(True, alpha=0.3)
         ax.set_ylabel(y_label)
         if baseline:
             ax.axhline(1.0, color="gray", linewidth=0.8, linestyle="--")
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
         kind = "line"
 
     if args.out:

@@ -4,8 +4,10 @@
 // up one rank only), runs points itself too, and alone writes records and results. Workers
 // send a heartbeat while a point runs; a worker silent for longer than `rank_timeout_s` is
 // taken for dead: its point is recorded as lost (a resumed sweep reruns it) and it gets no
-// more work. Run mpirun with --enable-recovery, or Open MPI ends the whole job when one rank
-// dies. Built when Open MPI is found (CMake option GPUVP_MPI).
+// more work; once the rest is done and the results are written, rank 0 ends the job with
+// MPI_Abort (MPI_Finalize would wait for the dead rank). Run mpirun with --enable-recovery, or
+// Open MPI ends the whole job as soon as one rank dies (the points recorded so far are kept and
+// a rerun resumes). Built when Open MPI is found (CMake option GPUVP_MPI).
 #pragma once
 
 #include <functional>

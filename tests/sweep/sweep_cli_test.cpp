@@ -334,7 +334,7 @@ TEST_F(SweepCli, PlotDrawsHeatMapsLinesAndSpeedupsWithUnits) {
   std::snprintf(slow, sizeof slow, ">%.3g<",
                 rows[2]["metrics"]["gpu.time_ps"].get<double>() / rows[0]["metrics"]["gpu.time_ps"].get<double>());
   check_chart((dir_ / "speedup").string(),
-              {"speedup over gpu.sm.clock=1312 MHz,memory.hbm.clock=877MHz (x)", ">1<", slow});
+              {"va: gpu.time_ps speedup over gpu.sm.clock=1312 MHz, memory.hbm.clock=877MHz", "speedup (x)", ">1<", slow});
 
   // Mistakes name what is wrong.
   run = gpuvp("plot va-sweep --x gpu.sm.count");
