@@ -227,6 +227,11 @@ int PlotCommand::execute() const {
   else python = "python3";
   std::string script = GPUVP_SOURCE_DIR "/platform/sweep/plot_sweep.py";
   if (const char* s = std::getenv("GPUVP_PLOT_SCRIPT"); s != nullptr && *s != '\0') script = s;
+  if (!fs::is_regular_file(script)) {
+    std::cerr << "gpuvp plot: error: the chart script " << script
+              << " is missing (it lives in the source tree; set GPUVP_PLOT_SCRIPT to its path)\n";
+    return 1;
+  }
   std::vector<std::string> argv = {python, script, results.string(), "--baseline-json", baseline.dump()};
   if (!x_.empty()) argv.insert(argv.end(), {"--x", x_});
   if (!y_.empty()) argv.insert(argv.end(), {"--y", y_});

@@ -369,7 +369,7 @@ TEST_F(SweepCli, MpiRankThatDiesLosesOnlyItsPoint) {
   // Rank 1 kills itself (the rank process is the grandparent of the program) at its first point.
   write("ok.sh",
         "#!/bin/sh\n"
-        "if [ \"$GPUVP_SWEEP_RANK\" = 1 ]; then kill -KILL $(ps -o ppid= -p $PPID); sleep 30; fi\n"
+        "if [ \"$GPUVP_SWEEP_RANK\" = 1 ]; then kill -KILL $(cut -d' ' -f4 /proc/$PPID/stat); sleep 30; fi\n"
         "sleep 0.2\n",
         true);
   write("grid.yaml", kTwoKnobScriptSpec);
