@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
