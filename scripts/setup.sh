@@ -16,9 +16,10 @@ packages=(
   clang libclang-rt-14-dev       # libFuzzer for the PTX parser fuzz target
   qemu-system-x86 busybox-static cpio xz-utils  # `gpuvp boot`: the QEMU guest and its initramfs
   linux-libc-dev                 # <linux/vfio.h>: the guest transport's MSI-X path
-  python3-matplotlib             # `gpuvp report`: the charts, rendered as inline SVG
+  python3-matplotlib             # `gpuvp report` (inline SVG charts) and `gpuvp plot` (sweep charts, PNG/SVG)
   graphviz                       # `gpuvp topology`: the platform diagram (dot)
   chromium                       # tests render `gpuvp report` pages in headless Chromium
+  libopenmpi-dev openmpi-bin     # `mpirun -np K gpuvp sweep --mpi SPEC`
 )
 
 missing=()

@@ -18,6 +18,7 @@
 #include "platform/cli/report_command.h"
 #include "platform/cli/run_command.h"
 #include "platform/cli/topology_command.h"
+#include "platform/cli/sweep_command.h"
 #include "platform/cli/validate_command.h"
 #include "platform/cli/config_options.h"
 #include "platform/config/config.h"
@@ -210,6 +211,8 @@ int main(int argc, char** argv) {
   gpuvp::cli::BootCommand boot_command(app, loader);
   gpuvp::cli::ReportCommand report_command(app, loader);
   gpuvp::cli::TopologyCommand topology_command(app, loader);
+  gpuvp::cli::SweepCommand sweep_command(app, loader);
+  gpuvp::cli::PlotCommand plot_command(app, loader);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -277,6 +280,10 @@ int main(int argc, char** argv) {
       return report_command.execute();
     } else if (topology_command.selected()) {
       return topology_command.execute();
+    } else if (sweep_command.selected()) {
+      return sweep_command.execute();
+    } else if (plot_command.selected()) {
+      return plot_command.execute();
     } else if (*serve) {
       const auto config = serve_options.load(loader);
       return gpuvp::bridge::serve(gpuvp::PlatformParams::load(config), config.source(), serve_stats_path,

@@ -86,6 +86,8 @@ class ConfigLoader {
   Config load_text(std::string_view text, std::string_view file_name,
                    const std::vector<std::string>& overrides = {}) const;
 
+  // The knobs this loader checks names and values against.
+  const KnobRegistry& registry() const { return *registry_; }
   // Preset names available in the preset directories, sorted.
   std::vector<std::string> presets() const;
   // The file a preset name or path refers to; throws ConfigError when there is none.
