@@ -63,6 +63,7 @@ struct SmParams {
   uint32_t threads = 1;
   parallel::Distribution distribution = parallel::Distribution::kStatic;
   uint32_t window = 1;  // core cycles an SM runs between synchronizations (1: every cycle)
+  bool window_profile = false;  // print host time in windows vs at boundaries (stderr, at exit)
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -142,6 +143,9 @@ struct SmParams {
               "core cycles each SM runs alone between synchronizations (1: cycle by cycle; more: responses, "
               "launches and other SMs' stores take effect at window boundaries); at most the lookahead, "
               "memory.l2.hit_latency in core cycles");
+    k.flag(&SmParams::window_profile, "sim.window_profile", false,
+           "at exit, print to stderr the host seconds spent with SMs running windows and at window boundaries "
+           "(host timing for the parallel benchmark, not a statistic)");
   }
 
   // The windowed stepping's lookahead: an L2 hit of `l2_hit_cycles` at `l2_clock_hz`, in whole

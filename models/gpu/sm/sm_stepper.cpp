@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -22,6 +24,7 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
       suspended_(sms_.size(), 0),
       window_(std::max<uint32_t>(params.window, 1)),
       windowed_(window_ > 1),
+      window_profile_(params.window_profile),
       pool_(std::max<uint32_t>(params.threads, 1)) {
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (sms_[i]->index() != i) throw std::invalid_argument("SmStepper: SM " + std::to_string(i) + " has index " +
@@ -48,11 +51,28 @@ void SmStepper::deliver_accepted() {
   if (next != kNever && !in_cycle_) next_trigger(clock_.time_of_cycle(next) - current_time(), deferred_ready_);
 }
 
-SmStepper::~SmStepper() = default;
+SmStepper::~SmStepper() {
+  if (window_profile_) {
+    // CPU seconds of every thread of the process: the windows' part can be shared by threads,
+    // the rest (boundaries, the memory side, SystemC, the host program's calls) cannot.
+    const double process_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    std::fprintf(stderr,
+                 "gpuvp: sm_stepper: %llu windows of %u cycles, %u threads: wall %.3f s in windows, %.3f s at "
+                 "boundaries; CPU %.3f s in windows, %.3f s elsewhere in the process\n",
+                 static_cast<unsigned long long>(windows_), window_, threads(), window_seconds_, boundary_seconds_,
+                 window_cpu_seconds_, process_cpu - window_cpu_seconds_);
+  }
+}
 
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
-  // Windowed, an SM may have run ahead of SystemC time: it acts again after its last cycle.
-  if (windowed_ && !fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
+  // Windowed, an outside event takes effect at the next window boundary (windows are aligned
+  // to multiples of the window length), whether or not the SM ran in the window it arrived in:
+  // so idle skipping changes nothing. The SM may have run ahead of SystemC time: never before
+  // its last cycle.
+  if (windowed_) {
+    cycle = (cycle + window_ - 1) / window_ * window_;
+    if (!fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
+  }
   next_[sm] = std::min(next_[sm], cycle);
   earliest_ = std::min(earliest_, cycle);
   if (!in_cycle_) wake_.notify(sc_core::SC_ZERO_TIME);
@@ -71,7 +91,7 @@ void SmStepper::thread() {
       wait(at - current_time(), wake_);
       if (current_time() < at) continue;  // woken before the edge: something may be due earlier
     }
-    if (windowed_) step_window(due);
+    if (windowed_) step_window(due / window_ * window_);
     else step_cycle(due);
   }
 }
@@ -98,9 +118,16 @@ uint64_t SmStepper::run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged) {
   return c;
 }
 
+double SmStepper::cpu_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 void SmStepper::step_window(uint64_t begin) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  const double cpu0 = window_profile_ ? cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) : 0;
   const uint64_t end = begin + window_;
   in_cycle_ = true;
   earliest_ = kNever;  // recomputed below; wakes during the deliveries lower it
@@ -124,6 +151,7 @@ void SmStepper::step_window(uint64_t begin) {
     pool_.run(due_.size(), params_.distribution, body);
   }
   const auto t1 = clock::now();
+  if (window_profile_) window_cpu_seconds_ += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
   // 2. The boundary, in SM order: stores become visible to every SM; SMs stopped before a
   //    serial-only instruction finish the window unstaged; deadlocks are reported.
   for (const uint32_t i : due_) {

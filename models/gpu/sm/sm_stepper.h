@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -65,6 +66,7 @@ class SmStepper : public sc_core::sc_module {
   void step_cycle(uint64_t c);
   void step_window(uint64_t begin);
   void deliver_accepted();  // SC_METHOD on deferred_ready_
+  static double cpu_seconds(clockid_t clock);
   // SM `i` from cycle `c` to the window's end (kNever: idle or waiting); `staged`: stop at a
   // serial-only instruction (returns that cycle with suspended_[i] set).
   uint64_t run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);
@@ -78,8 +80,9 @@ class SmStepper : public sc_core::sc_module {
   std::vector<uint8_t> suspended_;  // per SM: its window stopped before a serial-only instruction
   uint32_t window_ = 1;
   bool windowed_ = false;  // window_ > 1: step_window, else step_cycle
+  bool window_profile_ = false;
   sc_core::sc_event deferred_ready_;
-  double window_seconds_ = 0, boundary_seconds_ = 0;
+  double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0;
   uint64_t windows_ = 0;
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   parallel::ThreadPool pool_;
