@@ -308,13 +308,15 @@ TEST(WindowedRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_windowed_thr
 TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
   const std::string base = ::testing::TempDir() + "/window_cycles";
   const ProcessResult exact = run_workload("vector_add", base + "_1.json", {"sim.window=1"});
-  const ProcessResult windowed = run_workload("vector_add", base + "_8.json", {"sim.window=8", "sim.threads=2"});
+  const ProcessResult windowed =
+      run_workload("vector_add", base + "_8.json", {"sim.window=8", "sim.threads=2", "sim.window_profile=true"});
   ASSERT_EQ(exact.exit_code, 0) << describe(exact);
   ASSERT_EQ(windowed.exit_code, 0) << describe(windowed);
   const auto a = nlohmann::json::parse(slurp(base + "_1.json"))["run"]["groups"]["gpu"]["counters"]["cycles"]["value"];
   const auto b = nlohmann::json::parse(slurp(base + "_8.json"))["run"]["groups"]["gpu"]["counters"]["cycles"]["value"];
   ASSERT_TRUE(a.is_number() && b.is_number()) << a << " " << b;
   EXPECT_NEAR(b.get<double>(), a.get<double>(), 0.03 * a.get<double>());
+  EXPECT_NE(windowed.err.find("windows of 8 cycles, 2 threads"), std::string::npos) << describe(windowed);
 }
 
 TEST(WindowedRun, WindowKnobIsChecked) {
