@@ -319,6 +319,20 @@ TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
   EXPECT_NE(windowed.err.find("windows of 8 cycles, 2 threads"), std::string::npos) << describe(windowed);
 }
 
+TEST(WindowedRun, TracesAreIdenticalForOneAndTwoThreads) {
+  std::string traces[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = ::testing::TempDir() + "/window_trace_" + std::to_string(i + 1) + ".json";
+    const ProcessResult r = run({kGpuvp, "run", "--threads", std::to_string(i + 1), "--set", "sim.window=16", "--trace",
+                                 path, "--", kWorkloads + "/workload_vector_add"},
+                                seconds(300));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    traces[i] = slurp(path);
+  }
+  EXPECT_GT(traces[0].size(), 100000u);  // TLM transactions of every SM link
+  EXPECT_TRUE(traces[0] == traces[1]) << "trace differs between 1 and 2 threads with sim.window=16";
+}
+
 TEST(WindowedRun, WindowKnobIsChecked) {
   const std::string stats = ::testing::TempDir() + "/window_bad.json";
   for (const char* bad : {"sim.window=0", "sim.window=5000", "sim.window=fast"}) {
