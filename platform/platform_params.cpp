@@ -63,6 +63,13 @@ PlatformParams PlatformParams::load(const config::Config& config) {
     rule(ascending, "gpu.sm.shared_carveouts",
          "must be ascending whole KiB numbers, comma-separated, none above gpu.sm.shared_memory");
   }
+  {
+    // Windowed SM stepping: no response can come back sooner than an L2 hit (the lookahead).
+    const uint64_t lookahead = p.sm.lookahead_cycles(p.l2.hit_latency, p.l2.clock_hz);
+    rule(p.sm.window <= lookahead, "sim.window",
+         "must be at most the lookahead of " + std::to_string(lookahead) +
+             " core cycles (memory.l2.hit_latency in core cycles: the shortest memory round trip)");
+  }
   rule(p.sm.fp32_lanes % p.sm.subcores == 0, "gpu.sm.fp32_lanes",
        "must divide evenly among gpu.sm.subcores (" + std::to_string(p.sm.subcores) + ")");
   rule(p.l2.line_bytes % p.l2.sector_bytes == 0, "memory.l2.line_size",

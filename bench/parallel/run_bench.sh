@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Parallel SM stepping (issue 6): wall time of `gpuvp run` on the timing benchmark's workloads
-# (bench/timing: vectorAdd 2^16 and 2^20, matmul 256, BFS) with 1 and 2 stepping threads
-# (sim.threads; also 4 with THREADS="1 2 4"), measured in this one run, and the ratio to 1
-# thread. Also checks that the statistics JSON is byte-identical for every thread count.
-# Runs alternate between thread counts and the best of REPEAT (default 2) is kept, to damp the
-# noise of a shared machine.
+# Parallel SM stepping: wall time of `gpuvp run` on the timing benchmark's workloads
+# (bench/timing: vectorAdd 2^16 and 2^20, matmul 256 and 512, BFS) with 1 and 2 stepping threads
+# (sim.threads; also 4 with THREADS="1 2 4") at window length WINDOW (sim.window, default 16;
+# WINDOW=1: cycle by cycle), measured in this one run, and the ratio to 1 thread. Also checks
+# that the statistics JSON is byte-identical for every thread count, and prints the 1-thread
+# run's split of CPU time between the windows (SMs alone: the part threads share) and
+# everything else (boundaries, memory side, SystemC, host program), with the speed-up that
+# split allows at 2, 8, 16 and 64 threads (Amdahl, perfect balance). Runs alternate between
+# thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine.
 #
 #   bench/parallel/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, nvcc)
 set -euo pipefail
@@ -14,6 +17,7 @@ nvcc=${GPUVP_NVCC:-/usr/local/cuda/bin/nvcc}
 threads_list=${THREADS:-1 2}
 repeat=${REPEAT:-2}
 distribution=${DISTRIBUTION:-static}
+window=${WINDOW:-16}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -21,14 +25,14 @@ trap 'rm -rf "$work"' EXIT
 "$nvcc" -cudart shared -o "$work/matmul" "$here/../timing/matmul.cu"
 bfs="$build/sw/workloads/bin/workload_bfs"
 
-echo "host: $(nproc) CPUs; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "host: $(nproc) CPUs; window $window cycles; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 header="%-22s %14s"
 for t in $threads_list; do header+=" %10s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
 args=(workload warp-instr)
 for t in $threads_list; do args+=("wall-${t}t"); done
 for t in $threads_list; do [ "$t" = 1 ] || args+=("1t/${t}t"); done
-printf "$header %s\n" "${args[@]}" "stats"
+printf "$header %s\n" "${args[@]}" "stats   window-CPU share; Amdahl 2/8/16/64 threads"
 
 bench() {  # name program args...
   local name=$1
@@ -39,8 +43,9 @@ bench() {  # name program args...
       local start end
       start=$(date +%s.%N)
       "$build/gpuvp" run --config v100 --threads "$t" --set "sim.sm_distribution=$distribution" \
-        --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err.txt" || {
-        echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err.txt"; exit 1; }
+        --set "sim.window=$window" --set sim.window_profile=true \
+        --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err_$t.txt" || {
+        echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err_$t.txt"; exit 1; }
       end=$(date +%s.%N)
       local wall
       wall=$(python3 -c "print(float('$end') - float('$start'))")
@@ -64,7 +69,14 @@ ref = stripped(threads[0])
 same = all(stripped(t) == ref for t in threads)
 warps = json.load(open("%s/stats_%d.json" % (work, threads[0])))["run"]["groups"]["gpu"]["counters"]["warp_instructions"]["value"]
 cols = ["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best[1] / best[t]) for t in threads if t != 1]
-print("%-22s %14d %s %s" % (name, warps, " ".join(cols), "identical" if same else "DIFFER"))
+split = ""
+import re
+m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s elsewhere", open("%s/err_%d.txt" % (work, threads[0])).read())
+if m:
+    win, rest = float(m.group(1)), float(m.group(2))
+    total = win + rest
+    split = "   %4.0f %%; %s" % (100 * win / total, " ".join("%.2fx" % (total / (win / n + rest)) for n in (2, 8, 16, 64)))
+print("%-22s %14d %s %s%s" % (name, warps, " ".join(cols), "identical" if same else "DIFFER", split))
 if not same:
     sys.exit(1)
 PY
@@ -72,5 +84,7 @@ PY
 bench "vectorAdd 2^16" "$work/vector_add" 65536
 bench "vectorAdd 2^20" "$work/vector_add" 1048576
 bench "matmul 256 (shared)" "$work/matmul" 256
+bench "matmul 512 (shared)" "$work/matmul" 512
 bench "bfs (irregular)" "$bfs"
-echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster)"
+echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster;"
+echo " window-CPU share: of the 1-thread run's process CPU time, the part spent with SMs running windows)"

@@ -276,6 +276,82 @@ TEST(TimingRun, ThreadCountsGiveIdenticalStatsBfs) { expect_thread_counts_identi
 TEST(TimingRun, ThreadCountsGiveIdenticalStatsPrintf) { expect_thread_counts_identical("printf"); }
 TEST(TimingRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_thread_counts_identical("histogram"); }
 
+// Windowed stepping (sim.window > 1, platform/parallel/README.md): 1, 2 and 4 host threads run
+// the same windows, so statistics and program output are byte-identical; every program checks
+// its results against its CPU reference (exit 0). atomics: global atomics finish their SM's
+// window at the boundary; gemm: shared memory and barriers; bfs: stores other SMs read.
+void expect_windowed_thread_counts_identical(const std::string& workload, const char* window) {
+  const std::string base = ::testing::TempDir() + "/window_" + workload;
+  const std::string w = std::string("sim.window=") + window;
+  const ProcessResult r1 = run_workload(workload, base + "_1.json", {"sim.threads=1", w});
+  ASSERT_EQ(r1.exit_code, 0) << describe(r1);
+  const std::string j1 = slurp(base + "_1.json");
+  const auto kernels = nlohmann::json::parse(j1)["kernels"];
+  ASSERT_FALSE(kernels.empty());
+  for (const char* threads : {"2", "4"}) {
+    const std::string path = base + "_" + threads + ".json";
+    const ProcessResult r = run_workload(workload, path, {std::string("sim.threads=") + threads, w});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(r.out, r1.out) << workload << ": program output differs with " << threads << " threads";
+    EXPECT_TRUE(without_host_side(slurp(path)) == without_host_side(j1))
+        << workload << ": stats JSON differs between 1 and " << threads << " threads (" << w << ")";
+  }
+}
+
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsVectorAdd) { expect_windowed_thread_counts_identical("vector_add", "16"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsGemm) { expect_windowed_thread_counts_identical("gemm", "8"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsAtomics) { expect_windowed_thread_counts_identical("atomics", "8"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsBfs) { expect_windowed_thread_counts_identical("bfs", "32"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_windowed_thread_counts_identical("histogram", "8"); }
+
+// The windowed model moves kernel cycles only a little: vectorAdd within 3 % of cycle-by-cycle.
+TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
+  const std::string base = ::testing::TempDir() + "/window_cycles";
+  const ProcessResult exact = run_workload("vector_add", base + "_1.json", {"sim.window=1"});
+  const ProcessResult windowed =
+      run_workload("vector_add", base + "_8.json", {"sim.window=8", "sim.threads=2", "sim.window_profile=true"});
+  ASSERT_EQ(exact.exit_code, 0) << describe(exact);
+  ASSERT_EQ(windowed.exit_code, 0) << describe(windowed);
+  const auto a = nlohmann::json::parse(slurp(base + "_1.json"))["run"]["groups"]["gpu"]["counters"]["cycles"]["value"];
+  const auto b = nlohmann::json::parse(slurp(base + "_8.json"))["run"]["groups"]["gpu"]["counters"]["cycles"]["value"];
+  ASSERT_TRUE(a.is_number() && b.is_number()) << a << " " << b;
+  EXPECT_NEAR(b.get<double>(), a.get<double>(), 0.03 * a.get<double>());
+  EXPECT_NE(windowed.err.find("windows of 8 cycles, 2 threads"), std::string::npos) << describe(windowed);
+}
+
+TEST(WindowedRun, TracesAreIdenticalForOneAndTwoThreads) {
+  std::string traces[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = ::testing::TempDir() + "/window_trace_" + std::to_string(i + 1) + ".json";
+    const ProcessResult r = run({kGpuvp, "run", "--threads", std::to_string(i + 1), "--set", "sim.window=16", "--trace",
+                                 path, "--", kWorkloads + "/workload_vector_add"},
+                                seconds(300));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    traces[i] = slurp(path);
+  }
+  EXPECT_GT(traces[0].size(), 100000u);  // TLM transactions of every SM link
+  EXPECT_TRUE(traces[0] == traces[1]) << "trace differs between 1 and 2 threads with sim.window=16";
+}
+
+TEST(WindowedRun, WindowKnobIsChecked) {
+  const std::string stats = ::testing::TempDir() + "/window_bad.json";
+  for (const char* bad : {"sim.window=0", "sim.window=5000", "sim.window=fast"}) {
+    const ProcessResult r = run_workload("vector_add", stats, {bad});
+    EXPECT_NE(r.exit_code, 0) << bad << "\n" << describe(r);
+    EXPECT_NE(r.err.find("sim.window"), std::string::npos) << bad << "\n" << describe(r);
+  }
+  // Longer than the lookahead (an L2 hit, 188 L2 cycles on the v100 preset): named as such.
+  const ProcessResult beyond = run_workload("vector_add", stats, {"sim.window=400"});
+  EXPECT_NE(beyond.exit_code, 0) << describe(beyond);
+  EXPECT_NE(beyond.err.find("sim.window"), std::string::npos) << describe(beyond);
+  EXPECT_NE(beyond.err.find("lookahead"), std::string::npos) << describe(beyond);
+  // A faster L2 shortens the lookahead below the window.
+  const ProcessResult short_lookahead =
+      run_workload("vector_add", stats, {"sim.window=16", "memory.l2.hit_latency=10 cycles"});
+  EXPECT_NE(short_lookahead.exit_code, 0) << describe(short_lookahead);
+  EXPECT_NE(short_lookahead.err.find("lookahead"), std::string::npos) << describe(short_lookahead);
+}
+
 TEST(TimingRun, ThreadsOptionIsCheckedAndApplied) {
   const std::string stats = ::testing::TempDir() + "/threads_option.json";
   const ProcessResult bad = run({kGpuvp, "run", "--threads", "0", "--", kWorkloads + "/workload_vector_add"}, seconds(60));

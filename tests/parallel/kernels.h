@@ -62,4 +62,38 @@ SKIP:
 )";
 }
 
+// Read-own-writes: every thread stores tid + 7 to buf[tid], then loads buf[tid ^ 1] (its
+// neighbour's word, written by the same warp) with a scalar load and buf[tid & ~1] pair with a
+// vector load, and writes out[tid] = neighbour + pair.x + pair.y.
+inline std::string own_writes_kernel() {
+  return R"(.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry own(.param .u64 buf, .param .u64 out) {
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [buf];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  add.u32 %r2, %r1, 7;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  st.global.u32 [%rd4], %r2;
+  xor.b32 %r3, %r1, 1;
+  mul.wide.u32 %rd5, %r3, 4;
+  add.u64 %rd6, %rd1, %rd5;
+  ld.global.u32 %r4, [%rd6];
+  and.b32 %r5, %r1, -2;
+  mul.wide.u32 %rd7, %r5, 4;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.global.v2.u32 {%r6, %r7}, [%rd8];
+  add.u32 %r8, %r4, %r6;
+  add.u32 %r9, %r8, %r7;
+  add.u64 %rd9, %rd2, %rd3;
+  st.global.u32 [%rd9], %r9;
+  ret;
+}
+)";
+}
+
 }  // namespace gpuvp::test

@@ -173,6 +173,37 @@ TEST(StepStage, StagedStoresBecomeVisibleAtCommit) {
   EXPECT_EQ(l.memory.load<uint32_t>(l.out), in0 * 3 + in1);
 }
 
+// A whole window of steps with one stage never committed in between (windowed SM stepping):
+// the SM's loads see its own staged stores (scalar and vector loads), memory does not.
+TEST(StepStage, StagedLoadsReadTheStagesOwnStores) {
+  ptx::DeviceMemory memory;
+  auto module = std::make_unique<ptx::LoadedModule>(ptx::Module::parse(own_writes_kernel(), "own.ptx"), memory);
+  constexpr uint32_t kThreads = 64;
+  const uint64_t buf = memory.allocate(kThreads * 4), out = memory.allocate(kThreads * 4);
+  memory.fill(buf, 0, kThreads * 4);
+  memory.fill(out, 0, kThreads * 4);
+  const auto& k = module->kernel("own");
+  ptx::KernelRun run(memory, ptx::ExecutorOptions{}, *module, k, ptx::LaunchConfig{ptx::Dim3{1}, ptx::Dim3{kThreads}, 0},
+                     ptx::pack_params(k, buf, out));
+  ASSERT_TRUE(run.ok()) << run.message();
+  const uint32_t slot = run.start_cta(0);
+  ptx::StepStage stage;
+  ptx::StepResult result;
+  for (uint32_t w = 0; w < kThreads / 32; ++w) {
+    for (uint32_t steps = 0; run.warp_ready(slot, w) && steps < 100; ++steps) ASSERT_TRUE(run.step(slot, w, &result, &stage));
+  }
+  EXPECT_EQ(memory.load<uint32_t>(buf), 0u);  // nothing committed yet
+  EXPECT_EQ(memory.load<uint32_t>(out), 0u);
+  EXPECT_TRUE(stage.may_hold(buf, 4));
+  EXPECT_FALSE(stage.may_hold(buf + (1u << 20), 4));  // a line nothing was staged to
+  run.commit(stage);
+  EXPECT_FALSE(stage.may_hold(buf, 4));
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    const uint32_t neighbour = (t ^ 1) + 7, pair = (t & ~1u) + 7 + (t & ~1u) + 1 + 7;
+    EXPECT_EQ(memory.load<uint32_t>(out + 4 * t), neighbour + pair) << "thread " << t;
+  }
+}
+
 TEST(StepStage, AtomicsAndCallsAreSerialOnly) {
   Launch l;
   auto run = l.run();

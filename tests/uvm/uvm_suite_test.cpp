@@ -268,6 +268,19 @@ TEST(UvmSuite, IdleSkippingLeavesEveryNumberOfAFaultBoundRunUnchanged) {
       << "statistics differ with gpu.sm.idle_skip on and off";
 }
 
+// Windowed SM stepping (sim.window): far faults, replays and migrations give byte-identical
+// statistics with 1 and 2 host threads, and the program's check passes.
+TEST(UvmSuite, WindowedSteppingIsIdenticalForOneAndTwoThreads) {
+  const SuiteRun one = run_suite("strided", {"uvm.prefetcher=none", "sim.window=16", "sim.threads=1"});
+  const SuiteRun two = run_suite("strided", {"uvm.prefetcher=none", "sim.window=16", "sim.threads=2"});
+  expect_pass(one, "strided");
+  expect_pass(two, "strided");
+  if (!one.stats.is_object() || !two.stats.is_object()) return;
+  EXPECT_EQ(one.gmmu("far_faults"), 513u);
+  EXPECT_TRUE(without_host_side(one.stats) == without_host_side(two.stats))
+      << "statistics differ between 1 and 2 threads with sim.window=16";
+}
+
 TEST(UvmSuite, RandomPrefetcherIsSeededAndReproducible) {
   const SuiteRun a = run_suite("stream", {"uvm.prefetcher=random"});
   const SuiteRun b = run_suite("stream", {"uvm.prefetcher=random"});

@@ -385,6 +385,7 @@ class LaunchRun {
   // bytes in the same order, one memory call instead of one per lane.
   static void stage_store(StepStage& stage, uint64_t address, const void* data, uint32_t size) {
     const auto offset = static_cast<uint32_t>(stage.bytes.size());
+    stage.mark(address, size);
     stage.bytes.insert(stage.bytes.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
     if (!stage.stores.empty()) {
       StepStage::Store& last = stage.stores.back();
@@ -406,6 +407,7 @@ class LaunchRun {
       }
     }
     if (stage.status != LaunchStatus::kSuccess) fail(KernelFault{stage.status, stage.message});
+    if (!stage.stores.empty()) stage.line_filter.fill(0);
     stage.stores.clear();
     stage.bytes.clear();
     stage.warp_instructions = 0;
@@ -1020,6 +1022,8 @@ class LaunchRun {
     } else if (!global_.read(global_address, out, size)) {
       fault(warp, lane, LaunchStatus::kIllegalAddress,
             std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
+    } else if (const StepStage* stage = tls_step.stage) {
+      stage->overlay(global_address, out, size);  // this SM's own staged stores
     }
   }
   void store_bytes(Warp& warp, int lane, ir::Space space, uint64_t address, const void* in, uint32_t size, const char* what) {
@@ -1120,6 +1124,14 @@ class LaunchRun {
         bases[lane] = base;
         plain |= static_cast<uint32_t>(is_plain(base)) << lane;
       });
+    }
+    if constexpr (kGlobal) {
+      // Lanes that may read this SM's own staged stores take load_bytes (which overlays them).
+      if (const StepStage* stage = tls_step.stage; stage != nullptr && !stage->stores.empty()) {
+        for_lanes(mask, [&](int lane) {
+          if (stage->may_hold(bases[lane], kBytes)) plain &= ~(1u << lane);
+        });
+      }
     }
     // Every lane plainly inside shared memory, or inside one mapped page window of global
     // memory: no fault possible, so records, reads and the extension run as tight loops.

@@ -18,8 +18,10 @@
 // may run concurrently (different CTAs, different stages); everything else from one thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,11 +116,13 @@ struct StepResult {
   uint32_t runtime_call_cycles = 0;
 };
 
-// Per-SM staging of a step's effects outside its CTA, for a parallel step phase (issue 6):
-// stepping with a stage, global stores are recorded here (loads read memory as it was before
-// the phase), instruction counts are added here and a fault is recorded here, so steps of
-// different CTAs can run on different host threads. KernelRun::commit() applies a stage; the
-// caller commits stages in a fixed order (SM index), so results do not depend on threads.
+// Per-SM staging of a step's effects outside its CTA, for a parallel step phase or a whole
+// time window of steps (platform/parallel): stepping with a stage, global stores are recorded
+// here, instruction counts are added here and a fault is recorded here, so steps of different
+// CTAs can run on different host threads. A staged load reads memory as it was when the stage
+// was last committed, overlaid with the stage's own stores (an SM reads its own writes; other
+// SMs' stores appear at the commit). KernelRun::commit() applies a stage; the caller commits
+// stages in a fixed order (SM index), so results do not depend on threads.
 struct StepStage {
   struct Store {
     uint64_t address;
@@ -131,6 +135,36 @@ struct StepStage {
   uint64_t thread_instructions = 0;
   LaunchStatus status = LaunchStatus::kSuccess;  // first fault staged
   std::string message;
+  // One bit per hashed 128 B line holding a staged store: loads of other lines skip the overlay.
+  std::array<uint64_t, 64> line_filter{};
+
+  static uint32_t line_bit(uint64_t address) {
+    return static_cast<uint32_t>(((address >> 7) * 0x9E3779B97F4A7C15ULL) >> 52);  // 4096 bits
+  }
+  // A staged store may overlap [address, address + size).
+  bool may_hold(uint64_t address, uint32_t size) const {
+    if (stores.empty()) return false;
+    for (uint64_t line = address >> 7; line <= (address + size - 1) >> 7; ++line) {
+      const uint32_t bit = line_bit(line << 7);
+      if ((line_filter[bit >> 6] >> (bit & 63)) & 1) return true;
+    }
+    return false;
+  }
+  void mark(uint64_t address, uint32_t size) {
+    for (uint64_t line = address >> 7; line <= (address + size - 1) >> 7; ++line) {
+      const uint32_t bit = line_bit(line << 7);
+      line_filter[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+  }
+  // Copies the staged bytes that overlap [address, address + size) over `out` (later stores win).
+  void overlay(uint64_t address, void* out, uint32_t size) const {
+    if (!may_hold(address, size)) return;
+    auto* dst = static_cast<uint8_t*>(out);
+    for (const Store& s : stores) {
+      const uint64_t lo = std::max(address, s.address), hi = std::min(address + size, s.address + s.size);
+      if (lo < hi) std::memcpy(dst + (lo - address), bytes.data() + s.offset + (lo - s.address), hi - lo);
+    }
+  }
 
   bool empty() const {
     return stores.empty() && warp_instructions == 0 && thread_instructions == 0 && status == LaunchStatus::kSuccess;

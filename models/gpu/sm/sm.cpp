@@ -366,6 +366,27 @@ struct Sm::Impl {
   bool t_suspended = false;   // the parallel phase stopped before a serial-only instruction
   bool t_lsu_done = false;
   bool t_lsu_busy = false;
+  // Windowed stepping (SmStepper, sim.window > 1): the SM runs a window of cycles on a host
+  // thread; what leaves it is stamped with its cycle and delivered by the stepper in SystemC
+  // time (deliver_deferred): requests through `mem`, completed CTAs to the scheduler.
+  bool windowed = false;
+  bool defer_commit = false;     // stages accumulate over the window (committed by the stepper)
+  bool deadlock_pending = false;  // tick_serial found a barrier deadlock inside a window
+  struct DeferredRequest {
+    uint64_t cycle;
+    tlm::tlm_generic_payload* gp;
+  };
+  struct DeferredCta {
+    uint64_t cycle;
+    ptx::KernelRun* run;
+    uint32_t slot;
+    uint64_t kernel_id, linear;
+  };
+  std::vector<DeferredRequest> deferred_requests;
+  size_t deferred_request_head = 0;
+  std::vector<DeferredCta> deferred_ctas;
+  tlm::tlm_generic_payload* replay_in_flight = nullptr;  // a deferred request awaiting END_REQ
+  uint64_t retire_cycle = 0;                               // the cycle retire_done() runs in
 
   stats::Group& group;
   stats::Counter& cycles;
@@ -1226,6 +1247,11 @@ struct Sm::Impl {
     if (o.kind == AccessKind::Store) ++store_requests;
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
+    if (windowed) {  // accepted at once here; the stepper sends it at its cycle's time
+      deferred_requests.push_back({c, gp});
+      send_allowed = c + 1 + extra;
+      return true;
+    }
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     request_in_flight = true;
@@ -1280,6 +1306,7 @@ struct Sm::Impl {
 
   bool memory_idle() const {
     if (!lsu.empty() || !const_queue.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
+    if (deferred_request_head < deferred_requests.size() || replay_in_flight != nullptr) return false;
     for (const uint64_t word : mshr_busy) {
       if (word != 0) return false;
     }
@@ -1334,12 +1361,16 @@ struct Sm::Impl {
         if (last_issued[ws % subcores] == ws) last_issued[ws % subcores] = kNone;
         --resident_warps;
       }
-      cta.run->retire_cta(cta.slot);
+      if (cta.run->observed()) --observed_ctas;
+      if (windowed) {  // the kernel run and the scheduler are shared: the stepper delivers it
+        deferred_ctas.push_back({retire_cycle, cta.run, cta.slot, cta.kernel_id, cta.linear});
+      } else {
+        cta.run->retire_cta(cta.slot);
+      }
       cta.used = false;
       mark_all_dirty();
-      if (cta.run->observed()) --observed_ctas;
       ++ctas_completed;
-      if (owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
+      if (!windowed && owner->cta_done_) owner->cta_done_(owner->index(), *cta.run, cta.kernel_id, cta.linear);
     }
   }
 
@@ -1460,9 +1491,7 @@ struct Sm::Impl {
   // Phase 2 of cycle c. Returns the next cycle at which anything can happen without an outside
   // event (c + 1 when busy; kNever when only a response or a launch can change things).
   uint64_t tick_serial(uint64_t c) {
-    for (auto& entry : stages) {
-      if (!entry.second.empty()) entry.first->commit(entry.second);
-    }
+    if (!defer_commit) commit_stages();
     if (t_suspended) run_subcores(c, false);
     if (!t_lsu_done) {
       t_lsu_busy = lsu_cycle(c);
@@ -1478,6 +1507,7 @@ struct Sm::Impl {
     if (!outgoing.empty() && !request_in_flight) busy = true;
     ++cycles;
     resident_warp_cycles.add(resident_warps);
+    retire_cycle = c;
     retire_done();
     if (busy) return c + 1;
     // A response queued for a later edge is a wake of its own: its notification may have been
@@ -1485,6 +1515,10 @@ struct Sm::Impl {
     if (!responses.empty()) wake = std::min(wake, std::max(c + 1, responses.front().ready_cycle));
     if (wake == kNever && resident_warps > 0 && memory_idle()) {
       // Nothing can ever wake these warps: every live warp waits at a barrier.
+      if (windowed) {  // reporting fails the shared kernel run: at the window's end
+        deadlock_pending = true;
+        return kNever;
+      }
       for (auto& cta : ctas) {
         if (cta.used && cta.run->ok()) cta.run->report_deadlock(cta.slot);
       }
@@ -1493,6 +1527,34 @@ struct Sm::Impl {
       return c + 1;
     }
     return wake;
+  }
+
+  void commit_stages() {
+    for (auto& entry : stages) {
+      if (!entry.second.empty()) entry.first->commit(entry.second);
+    }
+  }
+
+  // Sends the deferred requests stamped at or before `c`, one BEGIN_REQ outstanding at a time.
+  void send_deferred(uint64_t c) {
+    while (replay_in_flight == nullptr && deferred_request_head < deferred_requests.size() &&
+           deferred_requests[deferred_request_head].cycle <= c) {
+      tlm::tlm_generic_payload* gp = deferred_requests[deferred_request_head++].gp;
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      replay_in_flight = gp;
+      const tlm::tlm_sync_enum status = owner->mem->nb_transport_fw(*gp, phase, delay);
+      if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
+        replay_in_flight = nullptr;
+        response(*gp, c);
+      } else if (status == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+        replay_in_flight = nullptr;
+      }
+    }
+    if (deferred_request_head == deferred_requests.size()) {
+      deferred_requests.clear();
+      deferred_request_head = 0;
+    }
   }
 
   uint64_t tick(uint64_t c) {
@@ -1625,6 +1687,54 @@ uint64_t Sm::step_serial(uint64_t c) {
 
 void Sm::account_skipped(uint64_t n) { impl_->account_skipped(n); }
 
+void Sm::set_windowed(bool on) { impl_->windowed = on; }
+
+void Sm::set_defer_commit(bool on) { impl_->defer_commit = on; }
+
+bool Sm::suspended() const { return impl_->t_suspended; }
+
+void Sm::commit_stages() { impl_->commit_stages(); }
+
+void Sm::finish_window() {
+  Impl& s = *impl_;
+  if (!s.deadlock_pending) return;
+  s.deadlock_pending = false;
+  for (auto& cta : s.ctas) {
+    if (cta.used && cta.run->ok()) cta.run->report_deadlock(cta.slot);
+  }
+  s.retire_pending = true;
+  s.retire_done();
+}
+
+uint64_t Sm::next_deferred() const {
+  const Impl& s = *impl_;
+  uint64_t next = kNever;
+  if (s.replay_in_flight == nullptr && s.deferred_request_head < s.deferred_requests.size())
+    next = s.deferred_requests[s.deferred_request_head].cycle;
+  if (!s.deferred_ctas.empty()) next = std::min(next, s.deferred_ctas.front().cycle);
+  return next;
+}
+
+bool Sm::deferred_pending() const {
+  const Impl& s = *impl_;
+  return s.deferred_request_head < s.deferred_requests.size() || !s.deferred_ctas.empty();
+}
+
+void Sm::deliver_deferred(uint64_t c) {
+  Impl& s = *impl_;
+  s.send_deferred(c);
+  size_t done = 0;
+  while (done < s.deferred_ctas.size() && s.deferred_ctas[done].cycle <= c) ++done;
+  if (done == 0) return;
+  // Copied out first: the callback may launch a CTA here, which may complete in a later window.
+  std::vector<Impl::DeferredCta> now(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
+  s.deferred_ctas.erase(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
+  for (const auto& d : now) {
+    d.run->retire_cta(d.slot);
+    if (cta_done_) cta_done_(index_, *d.run, d.kernel_id, d.linear);
+  }
+}
+
 bool Sm::idle() const { return impl_->idle(); }
 
 bool Sm::observed() const { return impl_->observed_ctas != 0; }
@@ -1662,6 +1772,11 @@ void Sm::thread() {
 tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
   Impl& s = *impl_;
   const uint64_t c = s.clock.cycle_at(current_time());
+  if (s.replay_in_flight == &gp && (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP)) {
+    s.replay_in_flight = nullptr;  // the next deferred request may go (now, if its cycle has come)
+    if (stepper_ != nullptr) stepper_->deferred_ready();
+    if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  }
   if (phase == tlm::END_REQ) {
     // Only the END_REQ of the request in flight releases the socket: one that names another
     // payload (a cluster port or TLB repeating it for a request it had queued) must not let the

@@ -149,6 +149,23 @@ class Sm : public sc_core::sc_module {
   // A resident CTA's kernel has a memory observer: its steps must stay on the SystemC thread.
   bool observed() const;
 
+  // Windowed stepping (SmStepper with sim.window > 1, platform/parallel/README.md). Windowed,
+  // step_serial() sends nothing and calls back nothing: requests and completed CTAs are kept,
+  // stamped with their cycle, until deliver_deferred(); a barrier deadlock is reported by
+  // finish_window(). With defer_commit, stages are committed only by commit_stages().
+  void set_windowed(bool on);
+  void set_defer_commit(bool on);
+  bool suspended() const;  // the last step_parallel() stopped before a serial-only instruction
+  void commit_stages();
+  void finish_window();
+  // The earliest cycle stamp of what deliver_deferred() can hand out now (~0: none, or only
+  // requests waiting behind one not yet accepted).
+  uint64_t next_deferred() const;
+  bool deferred_pending() const;
+  // In SystemC time: sends the requests stamped <= cycle (one BEGIN_REQ outstanding at a time)
+  // and retires the CTAs completed <= cycle (CtaDone callbacks), in stamp order.
+  void deliver_deferred(uint64_t cycle);
+
  private:
   struct Impl;
   void thread();

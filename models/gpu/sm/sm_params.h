@@ -62,6 +62,8 @@ struct SmParams {
   // Host threads stepping the SMs of a GpuCore (issue 6; results never depend on it).
   uint32_t threads = 1;
   parallel::Distribution distribution = parallel::Distribution::kStatic;
+  uint32_t window = 1;  // core cycles an SM runs between synchronizations (1: every cycle)
+  bool window_profile = false;  // print host time in windows vs at boundaries (stderr, at exit)
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -137,8 +139,21 @@ struct SmParams {
     k.choice(&SmParams::distribution, "sim.sm_distribution", "static",
              {{"static", parallel::Distribution::kStatic}, {"dynamic", parallel::Distribution::kDynamic}},
              "how busy SMs are shared among the stepping threads: contiguous blocks or taken one by one");
+    k.integer(&SmParams::window, "sim.window", 1, 1, 4096,
+              "core cycles each SM runs alone between synchronizations (1: cycle by cycle; more: responses, "
+              "launches and other SMs' stores take effect at window boundaries); at most the lookahead, "
+              "memory.l2.hit_latency in core cycles");
+    k.flag(&SmParams::window_profile, "sim.window_profile", false,
+           "at exit, print to stderr the host seconds spent with SMs running windows and at window boundaries "
+           "(host timing for the parallel benchmark, not a statistic)");
   }
 
+  // The windowed stepping's lookahead: an L2 hit of `l2_hit_cycles` at `l2_clock_hz`, in whole
+  // core cycles (at least 1).
+  uint64_t lookahead_cycles(uint64_t l2_hit_cycles, double l2_clock_hz) const {
+    const double core = l2_clock_hz > 0 ? static_cast<double>(l2_hit_cycles) * clock_hz / l2_clock_hz : 1.0;
+    return std::max<uint64_t>(1, static_cast<uint64_t>(core));
+  }
   // Peak rates count a fused multiply-add as two floating-point operations.
   double peak_fp32_flops() const { return 2.0 * count * fp32_lanes * clock_hz; }
   double peak_fp64_flops() const { return 2.0 * count * fp64_lanes * clock_hz; }

@@ -1,6 +1,9 @@
 #include "models/gpu/sm/sm_stepper.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -17,21 +20,59 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
       clock_(clock),
       sms_(std::move(sms)),
       next_(sms_.size(), kNever),
-      fresh_(sms_.size(), true),
+      fresh_(sms_.size(), 1),
+      suspended_(sms_.size(), 0),
+      window_(std::max<uint32_t>(params.window, 1)),
+      windowed_(window_ > 1),
+      window_profile_(params.window_profile),
       pool_(std::max<uint32_t>(params.threads, 1)) {
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (sms_[i]->index() != i) throw std::invalid_argument("SmStepper: SM " + std::to_string(i) + " has index " +
                                                            std::to_string(sms_[i]->index()));
     sms_[i]->set_stepper(this);
+    sms_[i]->set_windowed(windowed_);
   }
   due_.reserve(sms_.size());
   SC_HAS_PROCESS(SmStepper);
   SC_THREAD(thread);
+  SC_METHOD(deliver_accepted);
+  sensitive << deferred_ready_;
+  dont_initialize();
 }
 
-SmStepper::~SmStepper() = default;
+void SmStepper::deliver_accepted() {
+  // A request was accepted: its SM's next ones whose cycle has come go now, the rest at theirs.
+  const uint64_t now = clock_.cycle_at(current_time());
+  uint64_t next = kNever;
+  for (Sm* sm : sms_) {
+    if (sm->next_deferred() <= now) sm->deliver_deferred(now);
+    next = std::min(next, sm->next_deferred());
+  }
+  if (next != kNever && !in_cycle_) next_trigger(clock_.time_of_cycle(next) - current_time(), deferred_ready_);
+}
+
+SmStepper::~SmStepper() {
+  if (window_profile_) {
+    // CPU seconds of every thread of the process: the windows' part can be shared by threads,
+    // the rest (boundaries, the memory side, SystemC, the host program's calls) cannot.
+    const double process_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    std::fprintf(stderr,
+                 "gpuvp: sm_stepper: %llu windows of %u cycles, %u threads: wall %.3f s in windows, %.3f s at "
+                 "boundaries; CPU %.3f s in windows, %.3f s elsewhere in the process\n",
+                 static_cast<unsigned long long>(windows_), window_, threads(), window_seconds_, boundary_seconds_,
+                 window_cpu_seconds_, process_cpu - window_cpu_seconds_);
+  }
+}
 
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
+  // Windowed, an outside event takes effect at the next window boundary (windows are aligned
+  // to multiples of the window length), whether or not the SM ran in the window it arrived in:
+  // so idle skipping changes nothing. The SM may have run ahead of SystemC time: never before
+  // its last cycle.
+  if (windowed_) {
+    cycle = (cycle + window_ - 1) / window_ * window_;
+    if (!fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
+  }
   next_[sm] = std::min(next_[sm], cycle);
   earliest_ = std::min(earliest_, cycle);
   if (!in_cycle_) wake_.notify(sc_core::SC_ZERO_TIME);
@@ -50,8 +91,108 @@ void SmStepper::thread() {
       wait(at - current_time(), wake_);
       if (current_time() < at) continue;  // woken before the edge: something may be due earlier
     }
-    step_cycle(due);
+    if (windowed_) step_window(due / window_ * window_);
+    else step_cycle(due);
   }
+}
+
+uint64_t SmStepper::run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged) {
+  Sm& sm = *sms_[i];
+  while (c < end) {
+    if (!fresh_[i] && c > sm.last_cycle() + 1) sm.account_skipped(c - sm.last_cycle() - 1);
+    fresh_[i] = 0;
+    sm.step_parallel(c);
+    if (staged && sm.suspended()) {
+      suspended_[i] = 1;
+      return c;
+    }
+    uint64_t next = sm.step_serial(c);
+    if (sm.idle()) {
+      fresh_[i] = 1;
+      return kNever;
+    }
+    if (!params_.idle_skip) next = c + 1;
+    if (next == kNever) return kNever;
+    c = next;
+  }
+  return c;
+}
+
+double SmStepper::cpu_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+void SmStepper::step_window(uint64_t begin) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const double cpu0 = window_profile_ ? cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) : 0;
+  const uint64_t end = begin + window_;
+  in_cycle_ = true;
+  earliest_ = kNever;  // recomputed below; wakes during the deliveries lower it
+  due_.clear();
+  bool observed = false;
+  for (uint32_t i = 0; i < sms_.size(); ++i) {
+    if (next_[i] >= end) continue;
+    due_.push_back(i);
+    observed = observed || sms_[i]->observed();
+  }
+  ++windows_;
+  // 1. The window: every due SM alone, stages accumulating, messages kept.
+  for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
+  auto body = [this, end](size_t k) {
+    const uint32_t i = due_[k];
+    next_[i] = run_sm(i, next_[i], end, true);
+  };
+  if (observed) {
+    for (size_t k = 0; k < due_.size(); ++k) body(k);
+  } else {
+    pool_.run(due_.size(), params_.distribution, body);
+  }
+  const auto t1 = clock::now();
+  if (window_profile_) window_cpu_seconds_ += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+  // 2. The boundary, in SM order: stores become visible to every SM; SMs stopped before a
+  //    serial-only instruction finish the window unstaged; deadlocks are reported.
+  for (const uint32_t i : due_) {
+    sms_[i]->commit_stages();
+    sms_[i]->set_defer_commit(false);
+  }
+  for (const uint32_t i : due_) {
+    if (!suspended_[i]) continue;
+    suspended_[i] = 0;
+    Sm& sm = *sms_[i];
+    const uint64_t c = next_[i];
+    uint64_t next = sm.step_serial(c);  // the rest of cycle c, the serial instruction included
+    if (sm.idle()) {
+      fresh_[i] = 1;
+      next = kNever;
+    } else if (!params_.idle_skip) {
+      next = c + 1;
+    }
+    next_[i] = next == kNever ? kNever : run_sm(i, next, end, false);
+  }
+  for (const uint32_t i : due_) sms_[i]->finish_window();
+  in_cycle_ = false;
+  // 3. Deliveries at their stamps, in (cycle, SM, sequence) order, in SystemC time. Requests
+  //    behind one the memory side has not accepted yet wait for it (deliver_accepted), without
+  //    holding up the next window.
+  while (true) {
+    uint64_t c = kNever;
+    for (const uint32_t i : due_) c = std::min(c, sms_[i]->next_deferred());
+    if (c == kNever) break;
+    const sc_core::sc_time at = clock_.time_of_cycle(c);
+    if (at > current_time()) wait(at - current_time());
+    for (const uint32_t i : due_) {
+      if (sms_[i]->next_deferred() == c) sms_[i]->deliver_deferred(c);
+    }
+  }
+  uint64_t earliest = kNever;
+  for (const uint64_t n : next_) earliest = std::min(earliest, n);
+  earliest_ = std::min(earliest_, earliest);
+  const auto t2 = clock::now();
+  window_seconds_ += std::chrono::duration<double>(t1 - t0).count();
+  boundary_seconds_ += std::chrono::duration<double>(t2 - t1).count();
 }
 
 void SmStepper::step_cycle(uint64_t c) {
@@ -71,7 +212,7 @@ void SmStepper::step_cycle(uint64_t c) {
     next_[i] = kNever;  // wakes during this cycle lower it again
     Sm& sm = *sms_[i];
     if (!fresh_[i] && c > sm.last_cycle() + 1) sm.account_skipped(c - sm.last_cycle() - 1);
-    fresh_[i] = false;
+    fresh_[i] = 0;
     observed = observed || sm.observed();
   }
   if (observed) {
@@ -84,7 +225,7 @@ void SmStepper::step_cycle(uint64_t c) {
     uint64_t next = sm.step_serial(c);
     if (sm.idle()) {
       next = kNever;
-      fresh_[i] = true;
+      fresh_[i] = 1;
     } else if (!params_.idle_skip) {
       next = c + 1;
     }

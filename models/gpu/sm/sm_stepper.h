@@ -14,10 +14,22 @@
 // process sleeps until then (or until a wake), and the pool's workers sleep between phases.
 // Kernels with a memory observer (tracing) keep their steps on the SystemC thread.
 //
+// Windowed (sim.window = W > 1; platform/parallel/README.md): the SMs are partitions that run
+// alone for a window [T, T + W) of core cycles, each on some pool thread, with their global
+// stores staged (an SM reads its own), requests and completed CTAs kept with their cycle stamp.
+// At the boundary, on the SystemC thread: stages commit in SM order; an SM that stopped before
+// an atomic/printf finishes the window here, in SM order, unstaged; then, advancing SystemC
+// time, the kept messages go out at their stamps in (cycle, SM, sequence) order: requests into
+// `mem` (one BEGIN_REQ outstanding per SM), CTA completions to the scheduler. Responses and
+// launches that arrive meanwhile take effect at the SM's next window. 1 thread runs the same
+// windows, so statistics are byte-identical for any thread count. W = 1 keeps the two phases
+// per cycle above.
+//
 // No sockets: the SMs keep theirs (GpuCore binds them to the clusters).
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -39,19 +51,39 @@ class SmStepper : public sc_core::sc_module {
   // SM `sm` can act at core cycle `cycle` (a launch, a response, END_REQ).
   void wake(uint32_t sm, uint64_t cycle);
   uint32_t threads() const { return pool_.threads(); }
-  // Cycles in which the parallel phase ran on the pool (for tests and the benchmark).
+  // Cycles (windows, when windowed) in which the parallel phase ran on the pool.
   uint64_t parallel_phases() const { return pool_.parallel_phases(); }
+  // A deferred request of some SM was accepted: deliveries waiting for it may go on.
+  void deferred_ready() { deferred_ready_.notify(sc_core::SC_ZERO_TIME); }
+  // Host time spent in windows (SMs running) and at boundaries (commits, serial remainders,
+  // deliveries with the memory side running), for the benchmark; not a statistic.
+  double window_seconds() const { return window_seconds_; }
+  double boundary_seconds() const { return boundary_seconds_; }
+  uint64_t windows() const { return windows_; }
 
  private:
   void thread();
   void step_cycle(uint64_t c);
+  void step_window(uint64_t begin);
+  void deliver_accepted();  // SC_METHOD on deferred_ready_
+  static double cpu_seconds(clockid_t clock);
+  // SM `i` from cycle `c` to the window's end (kNever: idle or waiting); `staged`: stop at a
+  // serial-only instruction (returns that cycle with suspended_[i] set).
+  uint64_t run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);
 
   const SmParams& params_;
   const ClockDomain& clock_;
   std::vector<Sm*> sms_;
   std::vector<uint64_t> next_;  // per SM: next cycle it is due (kNever: waits for a wake)
   uint64_t earliest_ = ~uint64_t{0};  // the minimum of next_
-  std::vector<bool> fresh_;     // per SM: went idle; no skipped cycles to account on waking
+  std::vector<uint8_t> fresh_;  // per SM: went idle; no skipped cycles to account on waking
+  std::vector<uint8_t> suspended_;  // per SM: its window stopped before a serial-only instruction
+  uint32_t window_ = 1;
+  bool windowed_ = false;  // window_ > 1: step_window, else step_cycle
+  bool window_profile_ = false;
+  sc_core::sc_event deferred_ready_;
+  double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0;
+  uint64_t windows_ = 0;
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   parallel::ThreadPool pool_;
   bool in_cycle_ = false;       // stepping: wakes need no event
