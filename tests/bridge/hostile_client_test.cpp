@@ -397,24 +397,26 @@ TEST_F(Hostile, NeverReadingCompletionsStallsOnlyThatClient) {
 // channel freed; the victim's kernels run on, with correct results.
 TEST_F(Hostile, LeavingMidKernelCancelsOnlyThatClientsWork) {
   ASSERT_TRUE(victim && hostile);
+  // The hostile's endless kernel starts before the victim launches anything, so that the first
+  // kernel started is surely the hostile's.
+  RawClient& h = hostile->client();
+  std::vector<device::ParamLayout> layout;
+  const uint64_t spin = hostile->function("spin", layout);
+  const uint64_t buffer = hostile->map(4096);
+  device::Command command{};
+  command.opcode = uint32_t(Opcode::Launch);
+  command.body.launch.function = spin;
+  command.body.launch.grid[0] = command.body.launch.grid[1] = command.body.launch.grid[2] = 1;
+  command.body.launch.block[0] = 32;
+  command.body.launch.block[1] = command.body.launch.block[2] = 1;
+  const std::vector<uint8_t> args = pack(layout, buffer, static_cast<long long>(1) << 40);
+  command.body.launch.args_address = h.allocate(args.size(), 16);
+  std::memcpy(h.at(command.body.launch.args_address), args.data(), args.size());
+  command.body.launch.args_bytes = args.size();
+  h.submit(1, command);
+  h.submit(0, RawClient::command(Opcode::HostWaiting));  // lets simulated time run the kernel
+  ASSERT_TRUE(eventually([&] { return platform->server().activity().kernels_started >= 1; }));
   while_victim_computes([&] {
-    RawClient& h = hostile->client();
-    std::vector<device::ParamLayout> layout;
-    const uint64_t spin = hostile->function("spin", layout);
-    const uint64_t buffer = hostile->map(4096);
-    device::Command command{};
-    command.opcode = uint32_t(Opcode::Launch);
-    command.body.launch.function = spin;
-    command.body.launch.grid[0] = command.body.launch.grid[1] = command.body.launch.grid[2] = 1;
-    command.body.launch.block[0] = 32;
-    command.body.launch.block[1] = command.body.launch.block[2] = 1;
-    const std::vector<uint8_t> args = pack(layout, buffer, static_cast<long long>(1) << 40);
-    command.body.launch.args_address = h.allocate(args.size(), 16);
-    std::memcpy(h.at(command.body.launch.args_address), args.data(), args.size());
-    command.body.launch.args_bytes = args.size();
-    h.submit(1, command);
-    h.submit(0, RawClient::command(Opcode::HostWaiting));  // lets simulated time run the kernel
-    EXPECT_TRUE(eventually([&] { return platform->server().activity().kernels_started >= 1; }));
     hostile.reset();
     EXPECT_TRUE(eventually([&] { return platform->server().activity().channels_released >= 1; }));
   });
