@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Command two: set up, build, and run the whole test suite.
+# Command two: set up, build, and run the whole test suite; then the sanitizer stage.
+#
+# Sanitizer stage: a second tree (${GPUVP_SANITIZE_BUILD_DIR:-build-sanitize}) configured with
+# GPUVP_SANITIZE=ON (AddressSanitizer + UndefinedBehaviorSanitizer) builds what the unit, config
+# and bridge tests need and runs those tests (ctest labels); any sanitizer report fails its test
+# and the run. The runtime and conformance tests join once they run clean there (docs/hardening.md). ThreadSanitizer covers the parallel paths in the main tree
+# (parallel_tsan_stepping). GPUVP_SANITIZE_STAGE=0 skips the stage. docs/hardening.md says more.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 build=${GPUVP_BUILD_DIR:-$root/build}
-cd "$build"
-exec ctest --output-on-failure -j"$(nproc)" "$@"
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@")
+
+if [ "${GPUVP_SANITIZE_STAGE:-1}" = 0 ]; then exit 0; fi
+sanitize_build=${GPUVP_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+start=$(date +%s)
+cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=${GPUVP_BUILD_TYPE:-RelWithDebInfo} \
+      -DGPUVP_SANITIZE=ON >/dev/null
+cmake --build "$sanitize_build" -j"$(nproc)" --target \
+  stats_test tlm_conventions_test testbench_test config_tests bridge_tests systemc_or_list_leak
+cd "$sanitize_build"
+ctest --output-on-failure -j"$(nproc)" -L '^(unit|config|bridge)$'
+echo "sanitizer stage: $(( $(date +%s) - start )) s"

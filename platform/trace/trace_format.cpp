@@ -152,7 +152,7 @@ class JsonTraceWriter : public TraceWriter {
 
   void transaction(const TransactionRecord& r) override {
     const uint64_t pid = kLinkPid + r.link;
-    lanes_[pid] = std::max(lanes_[pid], r.lane + 1);
+    lanes_[pid].insert(r.lane);
     separator();
     out_.printf("{\"ph\":\"X\",\"cat\":\"tlm\",\"name\":\"%s 0x%" PRIx64 "\",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":%s,"
                 "\"dur\":%s,\"args\":{\"command\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"size\":%u,"
@@ -198,7 +198,7 @@ class JsonTraceWriter : public TraceWriter {
                   r.kernel_id);
     } else {
       const uint64_t pid = kSmPid + r.sm;
-      lanes_[pid] = std::max(lanes_[pid], r.lane + 1);
+      lanes_[pid].insert(r.lane);
       out_.printf("{\"ph\":\"X\",\"cat\":\"cta\",\"name\":%s,\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":%s,\"dur\":%s,"
                   "\"args\":{\"kernel\":%" PRIu64 ",\"cta\":%" PRIu64 ",\"sm\":%u}}",
                   json_string("cta " + std::to_string(r.cta)).c_str(), pid, r.lane, us(r.begin_ps).c_str(),
@@ -217,7 +217,7 @@ class JsonTraceWriter : public TraceWriter {
 
   void finish() override {
     // Names and order of the processes and threads, after the events (viewers accept any order).
-    metadata(kGpuPid, 0, "gpu", "kernels", 0);
+    metadata(kGpuPid, 0, "gpu", "kernels", 0, true);
     for (const auto& [pid, lanes] : lanes_) {
       std::string process;
       std::string thread;
@@ -229,8 +229,8 @@ class JsonTraceWriter : public TraceWriter {
         process = "sm_" + std::to_string(pid - kSmPid);
         thread = "ctas ";
       }
-      for (uint32_t lane = 0; lane < lanes; ++lane) {
-        metadata(pid, lane, process, thread + std::to_string(lane), pid);
+      for (const uint32_t lane : lanes) {
+        metadata(pid, lane, process, thread + std::to_string(lane), pid, lane == *lanes.begin());
       }
     }
     out_.add(std::string("\n]}\n"));
@@ -254,8 +254,10 @@ class JsonTraceWriter : public TraceWriter {
     first_ = false;
   }
 
-  void metadata(uint64_t pid, uint32_t tid, const std::string& process, const std::string& thread, uint64_t order) {
-    if (tid == 0) {
+  // `first`: the process's first thread, which also names and orders the process.
+  void metadata(uint64_t pid, uint32_t tid, const std::string& process, const std::string& thread, uint64_t order,
+                bool first) {
+    if (first) {
       separator();
       out_.printf("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64 ",\"args\":{\"name\":%s}}", pid,
                   json_string(process).c_str());
@@ -276,7 +278,9 @@ class JsonTraceWriter : public TraceWriter {
   std::map<uint32_t, Link> links_;
   std::map<uint64_t, std::string> kernels_;
   std::map<uint32_t, std::pair<std::string, std::string>> counters_;
-  std::map<uint64_t, uint32_t> lanes_;  // pid -> lanes used
+  // pid -> the lanes its records used (a recorder's are 0..n-1; a file's may name any, and only
+  // those get thread names, so a stray lane number costs one line, not billions)
+  std::map<uint64_t, std::set<uint32_t>> lanes_;
 };
 
 class CompactTraceWriter : public TraceWriter {

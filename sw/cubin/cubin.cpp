@@ -12,6 +12,7 @@ constexpr std::size_t kElfHeaderBytes = 64;
 constexpr std::size_t kSectionHeaderBytes = 64;
 constexpr std::size_t kSymbolBytes = 24;
 constexpr uint32_t kShtSymtab = 2;
+constexpr uint32_t kShtNull = 0;
 constexpr uint32_t kShtNobits = 8;
 constexpr uint8_t kStoCudaEntry = 0x10;
 
@@ -40,6 +41,10 @@ struct Section {
   uint64_t size = 0;
   uint32_t info = 0;
 };
+
+// Whether the section's bytes lie in the image (checked against it on reading the headers).
+// SHT_NULL's other fields mean nothing, so its offset and size are never trusted.
+bool has_contents(const Section& s) { return s.type != kShtNobits && s.type != kShtNull; }
 
 // Per-symbol attributes of the global .nv.info.
 struct SymbolAttributes {
@@ -89,7 +94,7 @@ class Reader {
       sections[i].offset = load<uint64_t>(h + 24);
       sections[i].size = load<uint64_t>(h + 32);
       sections[i].info = load<uint32_t>(h + 44);
-      if (sections[i].type != kShtNobits && sections[i].type != 0 && !holds(sections[i].offset, sections[i].size)) {
+      if (has_contents(sections[i]) && !holds(sections[i].offset, sections[i].size)) {
         return fail("section " + std::to_string(i) + " (" + std::to_string(sections[i].size) + " bytes at " +
                     std::to_string(sections[i].offset) + ") overruns the image of " + std::to_string(size_) + " bytes");
       }
@@ -150,7 +155,7 @@ class Reader {
 
  private:
   bool string_at(const Section& table, uint32_t offset, std::string& out) const {
-    if (table.type == kShtNobits || offset >= table.size) return false;
+    if (!has_contents(table) || offset >= table.size) return false;
     const char* begin = reinterpret_cast<const char*>(data_ + table.offset + offset);
     const void* end = std::memchr(begin, '\0', table.size - offset);
     if (end == nullptr) return false;
@@ -162,7 +167,7 @@ class Reader {
   // returns false to stop with its own error.
   template <typename Visit>
   bool walk(const Section& s, Visit&& visit) {
-    if (s.type == kShtNobits) return fail(s.name + " has no contents");
+    if (!has_contents(s)) return fail(s.name + " has no contents");
     const uint8_t* p = data_ + s.offset;
     uint64_t at = 0;
     while (at < s.size) {

@@ -2,7 +2,9 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "sw/cubin/cubin.h"
 
@@ -33,6 +35,41 @@ constexpr std::size_t kEntryMinHeader = 64;
 bool fail(std::string* error, std::string message) {
   if (error != nullptr) *error = std::move(message);
   return false;
+}
+
+// Decompresses the ZSTD frames at `src` into `out`, at most `limit` bytes. Memory grows with the
+// bytes actually produced, never with a size the container merely declares (a few bytes of fatbin
+// may declare 4 GiB). False and `problem` on corrupt or cut-short data, or more than `limit`.
+bool zstd_decompress(const uint8_t* src, std::size_t size, uint64_t limit, std::string& out, std::string& problem) {
+  const std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (context == nullptr) {
+    problem = "no memory for a ZSTD context";
+    return false;
+  }
+  ZSTD_inBuffer in{src, size, 0};
+  out.clear();
+  for (;;) {
+    const std::size_t produced = out.size();
+    const uint64_t room = std::min<uint64_t>(ZSTD_DStreamOutSize(), limit - produced);
+    out.resize(produced + room);
+    ZSTD_outBuffer chunk{out.data() + produced, room, 0};
+    const std::size_t next = ZSTD_decompressStream(context.get(), &chunk, &in);
+    out.resize(produced + chunk.pos);
+    if (ZSTD_isError(next) != 0U) {
+      problem = ZSTD_getErrorName(next);
+      return false;
+    }
+    const bool input_left = in.pos < in.size;
+    if (next == 0 && !input_left) return true;  // every frame complete
+    if (out.size() == limit && (next != 0 || input_left)) {
+      problem = "more than the " + std::to_string(limit) + " bytes the entry declares";
+      return false;
+    }
+    if (!input_left && chunk.pos < chunk.size) {
+      problem = "the compressed data ends inside a frame";
+      return false;
+    }
+  }
 }
 
 void strip_nuls(std::string& text) {
@@ -120,13 +157,11 @@ std::optional<Fatbin> parse_fatbin(const void* data, std::size_t limit, std::str
           fail(error, "fatbin entry has inconsistent compressed sizes");
           return std::nullopt;
         }
-        entry.payload.resize(size);
-        const std::size_t got = ZSTD_decompress(entry.payload.data(), entry.payload.size(), payload, compressed_size);
-        if (ZSTD_isError(got) != 0U) {
-          fail(error, std::string("ZSTD decompression of a fatbin entry failed: ") + ZSTD_getErrorName(got));
+        std::string problem;
+        if (!zstd_decompress(payload, compressed_size, size, entry.payload, problem)) {
+          fail(error, "ZSTD decompression of a fatbin entry failed: " + problem);
           return std::nullopt;
         }
-        entry.payload.resize(got);
       } else if ((entry.flags & kFlagLz4) != 0) {
         // LZ4-compressed entries (older nvcc); skip them: another entry may be usable.
         cursor += entry_header + padded;

@@ -229,6 +229,26 @@ TEST(CubinBadInput, SectionAndAttributeErrorsAreNamed) {
   EXPECT_NE(i.parse_error().find("outside the section name table"), std::string::npos);
 }
 
+// Found by the fatbin fuzzer (bench/fuzz/regressions/fatbin): a section of type SHT_NULL whose
+// offset and size point outside the image, used as the section name table or as an .nv.info
+// section. SHT_NULL's fields mean nothing; its bytes are never read.
+TEST(CubinBadInput, NullSectionsAreNeverRead) {
+  Image i = real();
+  const std::size_t shoff = i.get<uint64_t>(40);
+  const std::size_t names = shoff + i.get<uint16_t>(62) * 64u;
+  i.put<uint32_t>(names + 4, 0);                    // the name table becomes SHT_NULL
+  i.put<uint64_t>(names + 24, i.bytes.size() - 8);  // ... near the end of the image
+  i.put<uint64_t>(names + 32, uint64_t{1} << 20);   // ... and far longer than what is left
+  EXPECT_NE(i.parse_error().find("outside the section name table"), std::string::npos) << i.parse_error();
+
+  i = real();
+  const std::size_t h = i.header_of(".nv.info.bounded");
+  i.put<uint32_t>(h + 4, 0);
+  i.put<uint64_t>(h + 24, i.bytes.size() - 8);
+  i.put<uint64_t>(h + 32, uint64_t{1} << 20);
+  EXPECT_NE(i.parse_error().find(".nv.info.bounded has no contents"), std::string::npos) << i.parse_error();
+}
+
 TEST(CubinBadInput, EveryTruncationAndByteFlipIsHandled) {
   const Image whole = real();
   // Every prefix: parsed or refused, never read past the end (the sanitizer builds check the

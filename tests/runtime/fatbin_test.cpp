@@ -126,6 +126,43 @@ TEST(Fatbin, RegisteredWrapperIsFollowed) {
   EXPECT_FALSE(parse_registered_fatbin(&wrapper, &error).has_value());
 }
 
+// Found by the fatbin fuzzer (bench/fuzz): a compressed entry that declares a 4 GiB uncompressed
+// size made parse_fatbin allocate and zero 4 GiB before decompressing 1 KiB. Memory now follows
+// what the data really holds; a declared size that is too small is still an error.
+TEST(Fatbin, DeclaredUncompressedSizeIsNotTrusted) {
+  std::vector<uint8_t> section = elf_section(read_file(GPUVP_RT_TEST_DIR "/fatbin_default"), ".nv_fatbin");
+  std::string error;
+  std::size_t offset = 0;
+  bool found = false;
+  while (!found && offset + 16 <= section.size()) {
+    auto f = parse_fatbin(section.data() + offset, section.size() - offset, &error);
+    ASSERT_TRUE(f.has_value()) << error;
+    const uint16_t header = at<uint16_t>(section, offset + 6);
+    for (std::size_t entry = offset + header; entry + 64 <= offset + f->bytes;) {
+      if (at<uint16_t>(section, entry) == 1 && (at<uint64_t>(section, entry + 40) & 0x8000) != 0) {
+        const uint64_t real = at<uint64_t>(section, entry + 56);
+        uint64_t declared = uint64_t{1} << 32;
+        std::memcpy(section.data() + entry + 56, &declared, sizeof declared);
+        auto big = parse_fatbin(section.data() + offset, section.size() - offset, &error);
+        ASSERT_TRUE(big.has_value()) << error;
+        const auto ptx = ptx_entries({*big});
+        ASSERT_FALSE(ptx.empty());
+        EXPECT_NE(ptx.front()->payload.find(".entry"), std::string::npos);  // the real PTX, whole
+        EXPECT_LE(ptx.front()->payload.size(), real);
+        declared = real / 2;
+        std::memcpy(section.data() + entry + 56, &declared, sizeof declared);
+        EXPECT_FALSE(parse_fatbin(section.data() + offset, section.size() - offset, &error).has_value());
+        EXPECT_NE(error.find("more than the"), std::string::npos) << error;
+        found = true;
+        break;
+      }
+      entry += at<uint32_t>(section, entry + 4) + at<uint64_t>(section, entry + 8);
+    }
+    offset += (f->bytes + 7) / 8 * 8;
+  }
+  EXPECT_TRUE(found) << "no ZSTD-compressed PTX entry in fatbin_default";
+}
+
 TEST(Fatbin, MalformedContainersAreRejected) {
   std::vector<uint8_t> section = elf_section(read_file(GPUVP_RT_TEST_DIR "/fatbin_default"), ".nv_fatbin");
   ASSERT_GE(section.size(), 64u);

@@ -441,5 +441,40 @@ TEST(TraceFormat, ConvertRejectsWhatIsNotACompactTrace) {
   EXPECT_THROW(make_json_writer("/nonexistent-dir/x.json"), TraceError);
 }
 
+// Found by the trace fuzzer (bench/fuzz/regressions/trace): a record naming lane 4294967280 made
+// the JSON writer name every lane up to it -- billions of lines. Only lanes that records use are
+// named; a recorder's lanes (0..n-1) come out as before.
+TEST(TraceFormat, AStrayLaneNumberCostsOneLine) {
+  const std::string compact = temp("stray_lane.gvtrace");
+  {
+    const auto w = make_compact_writer(compact);
+    w->link(0, "gpu.sm0", "gpu.l2", "tlm");
+    TransactionRecord t;
+    t.begin_ps = 1000;
+    t.end_ps = 2000;
+    t.lane = 0xfffffff0u;
+    w->transaction(t);
+    t.lane = 0xffffffffu;  // the largest: lane + 1 wraps to 0
+    w->transaction(t);
+    SpanRecord s;
+    s.end_ps = 3000;
+    s.sm = 1;
+    s.lane = 0xfffffff0u;
+    w->span(s);
+    w->finish();
+  }
+  const std::string converted = temp("stray_lane.json");
+  const auto out = make_json_writer(converted);
+  convert_compact_trace(compact, *out);
+  const nlohmann::json trace = nlohmann::json::parse(test::slurp(converted));
+  int thread_names = 0, process_names = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++thread_names;
+    if (e["ph"] == "M" && e["name"] == "process_name") ++process_names;
+  }
+  EXPECT_EQ(thread_names, 4);   // the kernels row, the link's two lanes, the SM's one
+  EXPECT_EQ(process_names, 3);  // gpu, the link, sm_1
+}
+
 }  // namespace
 }  // namespace gpuvp::trace
