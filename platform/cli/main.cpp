@@ -15,6 +15,7 @@
 #include "platform/cli/output_file.h"
 #include "platform/bridge/serve.h"
 #include "platform/cli/boot_command.h"
+#include "platform/cli/replay_command.h"
 #include "platform/cli/run_command.h"
 #include "platform/cli/validate_command.h"
 #include "platform/cli/config_options.h"
@@ -206,6 +207,8 @@ int main(int argc, char** argv) {
   gpuvp::cli::RunCommand run_command(app, loader);
   gpuvp::cli::ValidateCommand validate_command(app, loader);
   gpuvp::cli::BootCommand boot_command(app, loader);
+  gpuvp::cli::ReplayCommand replay_command(app, loader);
+  gpuvp::cli::TraceInspectCommand trace_inspect_command(app);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -265,6 +268,10 @@ int main(int argc, char** argv) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
     } else if (run_command.selected()) {
       return run_command.execute();
+    } else if (replay_command.selected()) {
+      return replay_command.execute();
+    } else if (trace_inspect_command.selected()) {
+      return trace_inspect_command.execute();
     } else if (validate_command.selected()) {
       return validate_command.execute();
     } else if (boot_command.selected()) {
