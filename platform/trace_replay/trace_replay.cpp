@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 
@@ -40,6 +41,66 @@ uint32_t captured_occupancy(const elastic::KernelTrace& k, uint32_t sms) {
   return static_cast<uint32_t>(best);
 }
 
+// One process steps the injectors due at each edge in index order, waiting as the SM stepper
+// waits (a thread woken at the edge) and created where the timing model creates its SM
+// stepper (before the memory side), so that same-edge requests meet the clusters and the memory
+// side's processes in the order the SMs' requests did.
+class InjectorStepper : public sc_core::sc_module {
+ public:
+  InjectorStepper(sc_core::sc_module_name name, const ClockDomain& clock,
+                  std::vector<std::unique_ptr<gpu::TraceInjector>>& injectors)
+      : sc_module(name), clock_(clock), injectors_(injectors) {
+    for (auto& injector : injectors_) {
+      injector->set_scheduler([this](uint32_t index, uint64_t cycle) { schedule(index, cycle); });
+    }
+    SC_HAS_PROCESS(InjectorStepper);
+    SC_THREAD(thread);
+  }
+
+ private:
+  // Injector `index` wants to act at the edge of `cycle`.
+  void schedule(uint32_t index, uint64_t cycle) {
+    wakes_.emplace(cycle, index);
+    if (!in_step_) wake_.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  void thread() {
+    while (true) {
+      if (wakes_.empty()) {
+        sc_core::wait(wake_);
+        continue;
+      }
+      const sc_core::sc_time at = clock_.time_of_cycle(wakes_.top().first);
+      if (at > sc_core::sc_time_stamp()) {
+        sc_core::wait(at - sc_core::sc_time_stamp(), wake_);
+        if (sc_core::sc_time_stamp() < at) continue;  // woken before the edge: something may be due earlier
+      }
+      const uint64_t c = clock_.cycle_at(sc_core::sc_time_stamp());
+      in_step_ = true;
+      while (!wakes_.empty() && wakes_.top().first <= c) {
+        due_.clear();
+        while (!wakes_.empty() && wakes_.top().first <= c) {
+          due_.push_back(wakes_.top().second);
+          wakes_.pop();
+        }
+        std::sort(due_.begin(), due_.end());
+        due_.erase(std::unique(due_.begin(), due_.end()), due_.end());
+        for (uint32_t i : due_) injectors_[i]->step();
+      }
+      in_step_ = false;
+    }
+  }
+
+  const ClockDomain& clock_;
+  std::vector<std::unique_ptr<gpu::TraceInjector>>& injectors_;
+  std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>,
+                      std::greater<std::pair<uint64_t, uint32_t>>>
+      wakes_;  // (cycle, injector)
+  std::vector<uint32_t> due_;
+  bool in_step_ = false;
+  sc_core::sc_event wake_;
+};
+
 class ReplayTop : public sc_core::sc_module {
  public:
   ReplayTop(sc_core::sc_module_name name, elastic::Trace& trace, const PlatformParams& p, const ReplayOptions& o,
@@ -51,8 +112,6 @@ class ReplayTop : public sc_core::sc_module {
         tracer_(tracer),
         clocks_(ClockDomains::from(p)),
         map_(p.l2, p.hbm),
-        copy_engine_("copy_engine", stats, "gpu.copy_engine"),
-        hbm_("hbm", p.hbm, map_, stats, "memory.hbm"),
         l2_group_(map_.slices()),
         group_(stats.group("gpu")),
         kernels_(group_.counter("kernels", "kernel", "kernels replayed")),
@@ -75,16 +134,20 @@ class ReplayTop : public sc_core::sc_module {
           std::make_unique<gpu::SmCluster>(("cluster_" + std::to_string(clusters_.size())).c_str(), first, size));
       for (uint32_t i = first; i < first + size; ++i) bind_traced(injectors_[i]->mem, clusters_.back()->in, tracer, monitors_, "sm");
     }
+    // The rest in the timing model's order: stepper, copy engine, crossbar, HBM, L2 slices.
+    stepper_ = std::make_unique<InjectorStepper>("stepper", clocks_.core, injectors_);
+    copy_engine_ = std::make_unique<gpu::CopyEngine>("copy_engine", stats, "gpu.copy_engine");
     crossbar_ = std::make_unique<gpu::Crossbar>("crossbar", p.crossbar, map_, static_cast<uint32_t>(clusters_.size()) + 1,
                                                 stats, "gpu.crossbar");
+    hbm_ = std::make_unique<memory::HbmController>("hbm", p.hbm, map_, stats, "memory.hbm");
     for (uint32_t s = 0; s < map_.slices(); ++s) {
       slices_.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map_, s, stats,
                                                           "memory.l2[" + std::to_string(s) + "]", &l2_group_));
       bind_traced(crossbar_->slice, slices_.back()->in, tracer, monitors_, "l2");
-      bind_traced(slices_.back()->dram, hbm_.socket, tracer, monitors_, "dram");
+      bind_traced(slices_.back()->dram, hbm_->socket, tracer, monitors_, "dram");
     }
     for (auto& c : clusters_) bind_traced(c->out, crossbar_->cluster, tracer, monitors_, "crossbar");
-    bind_traced(copy_engine_.out, crossbar_->cluster, tracer, monitors_, "crossbar");
+    bind_traced(copy_engine_->out, crossbar_->cluster, tracer, monitors_, "crossbar");
     SC_HAS_PROCESS(ReplayTop);
     SC_THREAD(arbiter);
   }
@@ -148,7 +211,7 @@ class ReplayTop : public sc_core::sc_module {
       if (w.sector_mask == 0) continue;
       const unsigned first = static_cast<unsigned>(__builtin_ctz(w.sector_mask));
       const unsigned last = 31u - static_cast<unsigned>(__builtin_clz(w.sector_mask));
-      copy_engine_.write(w.address + first * kSectorBytes, (last - first + 1) * kSectorBytes, k.id);
+      copy_engine_->write(w.address + first * kSectorBytes, (last - first + 1) * kSectorBytes, k.id);
     }
     latest_end_ = kb;
     std::fill(resident_.begin(), resident_.end(), 0u);
@@ -236,7 +299,7 @@ class ReplayTop : public sc_core::sc_module {
     const uint64_t end_cycle = latest_end_ + k.end_gap;
     const sc_core::sc_time end_time = clocks_.core.time_of_cycle(end_cycle);
     if (end_time > sc_core::sc_time_stamp()) sc_core::wait(end_time - sc_core::sc_time_stamp());
-    while (!copy_engine_.idle()) sc_core::wait(copy_engine_.drained());
+    while (!copy_engine_->idle()) sc_core::wait(copy_engine_->drained());
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (tracer_ != nullptr) tracer_->kernel_end(k.id, now);
     KernelResult r;
@@ -278,9 +341,10 @@ class ReplayTop : public sc_core::sc_module {
   std::vector<std::unique_ptr<TlmMonitor>> monitors_;
   std::vector<std::unique_ptr<gpu::TraceInjector>> injectors_;
   std::vector<std::unique_ptr<gpu::SmCluster>> clusters_;
+  std::unique_ptr<InjectorStepper> stepper_;
+  std::unique_ptr<gpu::CopyEngine> copy_engine_;
   std::unique_ptr<gpu::Crossbar> crossbar_;
-  gpu::CopyEngine copy_engine_;
-  memory::HbmController hbm_;
+  std::unique_ptr<memory::HbmController> hbm_;
   memory::L2SliceGroup l2_group_;
   std::vector<std::unique_ptr<memory::L2Slice>> slices_;
   stats::Group& group_;

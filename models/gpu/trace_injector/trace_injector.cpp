@@ -137,10 +137,16 @@ void TraceInjector::wake_at(uint64_t cycle) {
   }
   if (target >= wake_cycle_) return;  // an earlier wake is pending (it re-plans)
   wake_cycle_ = target;
-  wake_.notify(clock_.time_of_cycle(target) - now_time);
+  if (schedule_) {
+    schedule_(index_, target);
+  } else {
+    wake_.notify(clock_.time_of_cycle(target) - now_time);
+  }
 }
 
-void TraceInjector::tick() {
+void TraceInjector::tick() { step(); }
+
+void TraceInjector::step() {
   const uint64_t c = clock_.cycle_at(current_time());
   wake_cycle_ = kNever;
   if (in_flight_) return;  // END_REQ re-plans

@@ -53,6 +53,14 @@ class TraceInjector : public sc_core::sc_module {
   TraceInjector& operator=(const TraceInjector&) = delete;
 
   void on_cta_done(CtaDone callback) { done_ = std::move(callback); }
+  // Several injectors stepped by one process in index order, as the SM stepper steps the SMs
+  // (so same-cycle requests reach a shared cluster port in SM order): the owner's `schedule`
+  // hears when this injector wants to act and calls step() at that cycle's edge. Without a
+  // scheduler the injector wakes its own process. Set before the simulation starts.
+  using Schedule = std::function<void(uint32_t index, uint64_t cycle)>;
+  void set_scheduler(Schedule schedule) { schedule_ = std::move(schedule); }
+  // Acts at the current core-clock edge: sends the next ready request if the port is free.
+  void step();
   // Replays `cta` (outlives its replay) from core cycle `begin` (not before the current one).
   // Called from a SystemC process. A CTA without requests ends at begin + end_gap.
   void start_cta(const elastic::CtaTrace& cta, uint64_t kernel_id, uint64_t begin, uint64_t offset, uint64_t tag);
@@ -74,7 +82,7 @@ class TraceInjector : public sc_core::sc_module {
   void request_sent(uint32_t warp_handle);
   void check_cta_end(uint32_t cta);
   void release_if_done(uint32_t warp);  // frees an ended CTA's warp once it has nothing left
-  void tick();  // SC_METHOD on wake_
+  void tick();  // SC_METHOD on wake_: step()
   void wake_at(uint64_t cycle);
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void response(tlm::tlm_generic_payload& gp, uint64_t cycle);
@@ -83,6 +91,7 @@ class TraceInjector : public sc_core::sc_module {
   const ClockDomain& clock_;
   PayloadPool pool_;
   CtaDone done_;
+  Schedule schedule_;
   std::vector<Warp> warps_;
   std::vector<uint32_t> free_warps_;
   std::vector<Cta> ctas_;
