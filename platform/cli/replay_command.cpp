@@ -148,6 +148,9 @@ int ReplayCommand::execute() const {
   } catch (const std::invalid_argument& e) {
     std::cerr << "gpuvp replay: " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuvp replay: error: " << e.what() << "\n";
+    return 1;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 

@@ -104,8 +104,9 @@ class InjectorStepper : public sc_core::sc_module {
 class ReplayTop : public sc_core::sc_module {
  public:
   ReplayTop(sc_core::sc_module_name name, elastic::Trace& trace, const PlatformParams& p, const ReplayOptions& o,
-            stats::Registry& stats, TraceObserver* tracer)
+            stats::Registry& stats, TraceObserver* tracer, std::vector<std::vector<std::vector<uint32_t>>> static_queues)
       : sc_module(name),
+        static_queues_(std::move(static_queues)),
         trace_(trace),
         options_(o),
         stats_(stats),
@@ -246,35 +247,8 @@ class ReplayTop : public sc_core::sc_module {
         heads_.assign(1, 0);
         for (uint32_t i = 0; i < n; ++i) queues_[0].push_back(i);
       } else {
-        queues_.assign(sms_, {});
+        queues_ = static_queues_[index];
         heads_.assign(sms_, 0);
-        std::vector<bool> mapped(n, false);
-        std::vector<uint32_t> by_cta(n);
-        for (const TaskAssignment& a : options_.task_map) {
-          if (a.kernel != TaskAssignment::kAllKernels && a.kernel != index) continue;
-          uint32_t found = n;
-          for (uint32_t i = 0; i < n && found == n; ++i) {
-            if (k.ctas[i].cta == a.cta) found = i;
-          }
-          if (found == n) {
-            if (a.kernel == TaskAssignment::kAllKernels) continue;  // a map for all kernels may name more CTAs
-            throw std::invalid_argument("task map: kernel " + std::to_string(index) + " (" + k.name + ") has no CTA " +
-                                        std::to_string(a.cta));
-          }
-          if (a.sm >= sms_) {
-            throw std::invalid_argument("task map: SM " + std::to_string(a.sm) + " but the replay has " +
-                                        std::to_string(sms_) + " SMs");
-          }
-          if (mapped[found]) continue;  // the first assignment of a CTA wins
-          mapped[found] = true;
-          queues_[a.sm].push_back(found);
-        }
-        for (uint32_t i = 0; i < n; ++i) {
-          if (!mapped[i]) {
-            throw std::invalid_argument("task map: CTA " + std::to_string(k.ctas[i].cta) + " of kernel " +
-                                        std::to_string(index) + " (" + k.name + ") is not assigned to an SM");
-          }
-        }
       }
       if (remaining_ == 0) all_done_.notify(sc_core::SC_ZERO_TIME);
       // The first wave: slot by slot over the SMs, one CTA per cycle after the launch latency.
@@ -332,6 +306,7 @@ class ReplayTop : public sc_core::sc_module {
     sc_core::sc_stop();
   }
 
+  std::vector<std::vector<std::vector<uint32_t>>> static_queues_;  // task map: [kernel][sm] -> CTA indices
   elastic::Trace& trace_;
   ReplayOptions options_;
   stats::Registry& stats_;
@@ -381,6 +356,51 @@ class ReplayTop : public sc_core::sc_module {
   }
 };
 
+// The static task map resolved per kernel: [kernel][sm] -> CTA indices in map order. Throws
+// std::invalid_argument for a CTA the kernel lacks, an SM beyond `sms`, or a CTA left unassigned.
+std::vector<std::vector<std::vector<uint32_t>>> resolve_task_map(const elastic::Trace& trace,
+                                                               const std::vector<TaskAssignment>& map, uint32_t sms) {
+  std::vector<std::vector<std::vector<uint32_t>>> queues(trace.kernels.size());
+  for (uint32_t index = 0; index < trace.kernels.size(); ++index) {
+    const elastic::KernelTrace& k = trace.kernels[index];
+    const uint32_t n = static_cast<uint32_t>(k.ctas.size());
+    std::vector<uint32_t> by_cta_order(n);
+    for (uint32_t i = 0; i < n; ++i) by_cta_order[i] = i;
+    std::sort(by_cta_order.begin(), by_cta_order.end(),
+              [&](uint32_t a, uint32_t b) { return k.ctas[a].cta < k.ctas[b].cta; });
+    auto find = [&](uint64_t cta) -> uint32_t {
+      const auto it = std::lower_bound(by_cta_order.begin(), by_cta_order.end(), cta,
+                                       [&](uint32_t i, uint64_t c) { return k.ctas[i].cta < c; });
+      return it != by_cta_order.end() && k.ctas[*it].cta == cta ? *it : n;
+    };
+    queues[index].assign(sms, {});
+    std::vector<bool> mapped(n, false);
+    for (const TaskAssignment& a : map) {
+      if (a.kernel != TaskAssignment::kAllKernels && a.kernel != index) continue;
+      const uint32_t found = find(a.cta);
+      if (found == n) {
+        if (a.kernel == TaskAssignment::kAllKernels) continue;  // a map for all kernels may name more CTAs
+        throw std::invalid_argument("task map: kernel " + std::to_string(index) + " (" + k.name + ") has no CTA " +
+                                    std::to_string(a.cta));
+      }
+      if (a.sm >= sms) {
+        throw std::invalid_argument("task map: CTA " + std::to_string(a.cta) + " on SM " + std::to_string(a.sm) +
+                                    " but the replay has " + std::to_string(sms) + " SMs (--task-sms)");
+      }
+      if (mapped[found]) continue;  // the first assignment of a CTA wins
+      mapped[found] = true;
+      queues[index][a.sm].push_back(found);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!mapped[i]) {
+        throw std::invalid_argument("task map: CTA " + std::to_string(k.ctas[i].cta) + " of kernel " +
+                                    std::to_string(index) + " (" + k.name + ") is not assigned to an SM");
+      }
+    }
+  }
+  return queues;
+}
+
 }  // namespace
 
 std::vector<TaskAssignment> read_task_map(const std::string& path) {
@@ -429,7 +449,11 @@ ReplayResult run_replay(elastic::Trace& trace, const PlatformParams& params, con
   }
   elastic::mark_shared_lines(trace);
   stats.set_time_source([] { return sc_core::sc_time_stamp().value(); });
-  ReplayTop top("replay", trace, params, options, stats, tracer);
+  std::vector<std::vector<std::vector<uint32_t>>> static_queues;
+  if (options.mode == ReplayOptions::Mode::kTask && !options.task_map.empty()) {
+    static_queues = resolve_task_map(trace, options.task_map, options.task_sms != 0 ? options.task_sms : params.sm.count);
+  }
+  ReplayTop top("replay", trace, params, options, stats, tracer, std::move(static_queues));
   // The arbiter stops the simulation after the last kernel (HBM refresh would run on); SystemC
   // announces sc_stop on stdout, which is the replay's report.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
