@@ -139,12 +139,11 @@ int ReplayCommand::execute() const {
   stats::Registry stats;
   stats.set_kernel_detail(stats::Registry::KernelDetail::PerName);
   replay::ReplayResult result;
-  std::string stats_json, stats_summary;
+  std::string stats_json;
   try {
     FreshSimContext context;
     result = replay::run_replay(trace, params, options, stats, recorder.get());
     stats_json = stats.json();
-    stats_summary = stats.summary();
   } catch (const std::invalid_argument& e) {
     std::cerr << "gpuvp replay: " << e.what() << "\n";
     return 1;
@@ -194,7 +193,6 @@ int ReplayCommand::execute() const {
     }
     std::cerr << "gpuvp replay: trace written to " << trace_path_ << "\n";
   }
-  (void)stats_summary;
   return 0;
 }
 

@@ -79,7 +79,7 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
         put_var(out, r.length);
         out.push_back(static_cast<char>(r.sector_mask));
         put_var(out, r.gap);
-        put_var(out, r.issue_cycle - issue);
+        put_var(out, zigzag(static_cast<int64_t>(r.issue_cycle - issue)));
         issue = r.issue_cycle;
         put_var(out, zigzag(static_cast<int64_t>(r.order - order)));
         order = r.order;
@@ -181,7 +181,7 @@ KernelTrace decode_kernel(Reader& in) {
         r.length = in.var32("request length");
         r.sector_mask = in.byte("request sector mask");
         r.gap = in.var32("request gap");
-        issue += in.var("request issue cycle");
+        issue += static_cast<uint64_t>(unzigzag(in.var("request issue cycle")));
         r.issue_cycle = issue;
         order += static_cast<uint64_t>(unzigzag(in.var("request order")));
         r.order = order;

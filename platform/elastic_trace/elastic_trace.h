@@ -46,11 +46,13 @@ struct Request {
   // does not wait for it.
   bool after_cta_end = false;
   // Core cycles from the latest of its dependencies' responses (dep_count > 0), else from the
-  // warp's previous request (or the CTA's start for the first), to its issue.
+  // warp's previous request being ready (or the CTA's start for the first), to it being ready.
   uint32_t gap = 0;
   uint32_t dep_first = 0;    // into WarpTrace::deps
   uint32_t dep_count = 0;
-  uint64_t issue_cycle = 0;  // captured issue, core cycles after the kernel began (for inspect)
+  // Captured cycle it was ready to leave the SM (joined its outgoing queue), core cycles after
+  // the kernel began: the warp's own timeline, without the wait for the port.
+  uint64_t issue_cycle = 0;
   uint64_t order = 0;        // issue order on the captured SM (ties on one cycle keep it)
   // Replay only (not stored): no request of the trace writes this line (mark_shared_lines), so
   // replicas share it instead of offsetting it.

@@ -114,6 +114,9 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   CtaTrace& cta = k->trace.ctas[cache.cta_index];
   WarpTrace& warp = cta.warps[cache.warp_index];
   WarpBuild& wb = k->builds[cache.cta_index].warps[cache.warp_index];
+  // The request's own time is when it joined the SM's outgoing queue: waiting there for the
+  // port (back-pressure) is the memory side's doing and is redone by the replay.
+  const uint64_t ready = ext->queued_cycle != 0 && ext->queued_cycle <= cycle ? ext->queued_cycle : cycle;
   Request r;
   r.address = gp.get_address();
   r.length = gp.get_data_length();
@@ -121,16 +124,16 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   r.kind = ext->kind;
   r.write = gp.is_write();
   r.after_cta_end = k->builds[cache.cta_index].ended;
-  r.issue_cycle = cycle - k->begin_cycle;
+  r.issue_cycle = ready - std::min(ready, k->begin_cycle);
   r.order = order_++;
   r.dep_first = static_cast<uint32_t>(warp.deps.size());
   uint64_t latest = 0;
   bool any = false;
-  // Responses on an earlier cycle are the ones the warp could have waited for; same-cycle ones
-  // stay for its next request.
+  // Responses on an earlier cycle are the ones the warp could have waited for; later ones stay
+  // for its next request.
   auto keep = wb.arrived.begin();
   for (auto it = wb.arrived.begin(); it != wb.arrived.end(); ++it) {
-    if (it->second < cycle) {
+    if (it->second < ready) {
       warp.deps.push_back(it->first);
       latest = any ? std::max(latest, it->second) : it->second;
       any = true;
@@ -141,8 +144,8 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   wb.arrived.erase(keep, wb.arrived.end());
   r.dep_count = static_cast<uint32_t>(warp.deps.size()) - r.dep_first;
   std::sort(warp.deps.begin() + r.dep_first, warp.deps.end());
-  r.gap = gap_of(cycle, any ? latest : wb.last_issue);
-  wb.last_issue = cycle;
+  r.gap = gap_of(ready, any ? latest : wb.last_issue);
+  wb.last_issue = std::max(wb.last_issue, ready);
   const uint32_t index = static_cast<uint32_t>(warp.requests.size());
   warp.requests.push_back(r);
   wb.response_cycle.push_back(kNoResponse);

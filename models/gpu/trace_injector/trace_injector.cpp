@@ -17,7 +17,7 @@ struct TraceInjector::Warp {
   uint64_t kernel_id = 0;     // of its CTA (also after the CTA ended)
   uint32_t cta_id = 0;
   uint64_t offset = 0;
-  uint64_t last_issue = 0;    // cycle of its previous request (CTA start before the first)
+  uint64_t last_ready = 0;    // ready cycle of its previous request (CTA start before the first)
   std::vector<uint64_t> response_cycle;  // per request; kNever until it arrives
   std::vector<std::pair<const tlm::tlm_generic_payload*, uint32_t>> in_flight;  // (payload, request)
 };
@@ -93,7 +93,7 @@ void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id
     w.kernel_id = kernel_id;
     w.cta_id = static_cast<uint32_t>(trace.cta);
     w.offset = offset;
-    w.last_issue = begin;
+    w.last_ready = begin;
     w.response_cycle.assign(wt.requests.size(), kNever);
     w.in_flight.clear();
     cta.warps.push_back(h);
@@ -112,7 +112,7 @@ void TraceInjector::evaluate(uint32_t h) {
   const elastic::Request& r = w.trace->requests[w.next];
   uint64_t ready;
   if (r.dep_count == 0) {
-    ready = w.last_issue + r.gap;
+    ready = w.last_ready + r.gap;
   } else {
     uint64_t latest = 0;
     for (uint32_t d = 0; d < r.dep_count; ++d) {
@@ -120,8 +120,9 @@ void TraceInjector::evaluate(uint32_t h) {
       if (at == kNever) return;  // waits for that response
       latest = std::max(latest, at);
     }
-    ready = std::max(latest + r.gap, w.last_issue);
+    ready = std::max(latest + r.gap, w.last_ready);
   }
+  w.last_ready = ready;
   w.queued = true;
   ready_.push(Ready{ready, r.order, h});
   wake_at(std::max(ready, send_allowed_));
@@ -162,10 +163,9 @@ void TraceInjector::step() {
   const elastic::Request& r = w.trace->requests[index];
   w.queued = false;
   ++w.next;
-  w.last_issue = c;
   if (!w.orphan && !r.after_cta_end) {
     Cta& cta = ctas_[w.cta];
-    cta.latest = std::max(cta.latest, c);
+    cta.latest = std::max(cta.latest, top.cycle);
     --cta.issues_left;
   }
 
