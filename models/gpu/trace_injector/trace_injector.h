@@ -7,11 +7,11 @@
 //       replaying warp's handle as warp id, the CTA and kernel; one BEGIN_REQ outstanding until
 //       END_REQ, at most one request per core cycle (as the SM); BEGIN_RESP completed at once.
 //
-// Elastic timing, per warp, in core cycles: a request with dependencies issues `gap` cycles
-// after the last of their responses arrived (replayed, not captured, arrival times); one without
-// `gap` cycles after the warp's previous request (its CTA's start for the first); never before
-// the warp's previous request. Ready requests of all warps go out in (ready cycle, captured
-// order) order. A CTA ends `end_gap` cycles after its last issue or held response (the ones
+// Elastic timing, per warp, in core cycles: a request with dependencies is ready `gap` cycles
+// after the last of their responses arrived (replayed, not captured, arrival times); one without,
+// `gap` cycles after the warp's previous request was ready (its CTA's start for the first); never
+// before the warp's previous request. Ready requests of all warps go out in (ready cycle,
+// captured order) order when the port is free: the SM's first-in first-out queue. A CTA ends `end_gap` cycles after its last issue or held response (the ones
 // that held it at capture); the injector reports the end cycle and the CTA's slot is free.
 // Requests captured after their CTA ended (stores the LSU still held) go out afterwards.
 //
