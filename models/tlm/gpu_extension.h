@@ -36,6 +36,9 @@ public:
     std::uint64_t kernel_id = 0;    // as given to stats::Registry::begin_kernel; 0 = none
     std::uint8_t sector_mask = 0;   // bit i: sector i (bytes [32i, 32i+32)) of the line
     AccessKind kind = AccessKind::Load;
+    // Core cycle at which the request joined its SM's outgoing queue (ready to leave, before
+    // waiting for the port); elastic trace capture times requests from it. 0 when not from an SM.
+    std::uint64_t queued_cycle = 0;
 
     tlm::tlm_extension_base* clone() const override;
     void copy_from(const tlm::tlm_extension_base& other) override;

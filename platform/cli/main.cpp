@@ -16,6 +16,7 @@
 #include "platform/bridge/serve.h"
 #include "platform/cli/boot_command.h"
 #include "platform/cli/report_command.h"
+#include "platform/cli/replay_command.h"
 #include "platform/cli/run_command.h"
 #include "platform/cli/topology_command.h"
 #include "platform/cli/sweep_command.h"
@@ -225,6 +226,8 @@ int main(int argc, char** argv) {
   gpuvp::cli::TopologyCommand topology_command(app, loader);
   gpuvp::cli::SweepCommand sweep_command(app, loader);
   gpuvp::cli::PlotCommand plot_command(app, loader);
+  gpuvp::cli::ReplayCommand replay_command(app, loader);
+  gpuvp::cli::TraceInspectCommand trace_inspect_command(app);
 
   // gpuvp trace-convert in.gvtrace out.json
   std::string convert_in;
@@ -284,6 +287,10 @@ int main(int argc, char** argv) {
       for (const auto& name : loader.presets()) std::cout << name << "\n";
     } else if (run_command.selected()) {
       return run_command.execute();
+    } else if (replay_command.selected()) {
+      return replay_command.execute();
+    } else if (trace_inspect_command.selected()) {
+      return trace_inspect_command.execute();
     } else if (validate_command.selected()) {
       return validate_command.execute();
     } else if (boot_command.selected()) {

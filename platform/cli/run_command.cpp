@@ -19,6 +19,8 @@
 #include "gpuvp/device.h"
 #include "platform/cli/output_file.h"
 #include "platform/bridge/platform_server.h"
+#include "platform/config_report.h"
+#include "platform/elastic_trace/trace_capture.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 #include "platform/trace/trace_recorder.h"
@@ -139,6 +141,10 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
       ->default_val(1000)
       ->check(CLI::Range(0.001, 1e9));
   progress_.add_to(*command_);
+  command_->add_option("--capture", capture_dir_,
+                       "write an elastic trace of every SM's memory requests, CTAs and kernels to this directory "
+                       "(for `gpuvp replay` and `gpuvp trace inspect`)")
+      ->type_name("DIR");
   command_->add_option("program", program_, "-- ./app args...")->required();
   command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024\n"
                    "         gpuvp run --trace trace.json --trace-filter module=*l2_0* -- ./vector_add 1024\n"
@@ -191,10 +197,31 @@ int RunCommand::execute() const {
     }
   }
 
+  // The capture rides on the tracer's monitors (it forwards every event to the recorder).
+  std::unique_ptr<elastic::TraceCapture> capture;
+  if (!capture_dir_.empty()) {
+    elastic::CaptureHeader header;
+    header.gpuvp_version = GPUVP_VERSION;
+    header.program = program_;
+    header.config_source = config.source();
+    std::ostringstream yaml;
+    print_resolved_yaml(config, yaml);
+    header.config_yaml = yaml.str();
+    header.sm_count = params.sm.count;
+    header.core_clock_hz = static_cast<uint64_t>(params.sm.clock_hz + 0.5);
+    try {
+      capture = std::make_unique<elastic::TraceCapture>(capture_dir_, header, recorder.get());
+    } catch (const elastic::TraceFormatError& e) {
+      std::cerr << "gpuvp run: --capture: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  TraceObserver* observer = capture ? static_cast<TraceObserver*>(capture.get()) : recorder.get();
+
   stats::Registry stats;
   stats.set_kernel_detail(stats_per_launch_ ? stats::Registry::KernelDetail::PerLaunch
                                             : stats::Registry::KernelDetail::PerName);
-  bridge::PlatformServer server(params, stats, recorder.get());
+  bridge::PlatformServer server(params, stats, observer);
 
   // The program's environment: ours, plus the socket and the library path.
   std::vector<std::string> environment;
@@ -291,6 +318,16 @@ int RunCommand::execute() const {
     } else if (!trace_summary_path_.empty()) {
       if (!write_output_file(trace_summary_path_, recorder->summary(), "trace summary")) return code != 0 ? code : 1;
     }
+  }
+  if (capture) {
+    try {
+      capture->finish();
+    } catch (const elastic::TraceFormatError& e) {
+      std::cerr << "gpuvp run: --capture: " << e.what() << "\n";
+      return code != 0 ? code : 1;
+    }
+    std::cerr << "gpuvp run: elastic trace written to " << capture->path() << " (" << capture->kernels()
+              << " kernel(s), " << capture->requests() << " request(s), " << capture->file_bytes() << " bytes)\n";
   }
   if (!stats_path_.empty()) {
     if (!write_output_file(stats_path_, server.stats_json(), "statistics file")) return code != 0 ? code : 1;

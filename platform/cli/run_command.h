@@ -5,6 +5,7 @@
 // binary, see `gpuvp trace-convert`), `--trace-filter TERM` (platform/trace/trace_filter.h),
 // `--trace-summary FILE|-` (per-link counts, bytes, latency histograms), `--trace-vcd out.vcd`
 // (busy flags and levels through SystemC's sc_trace).
+// `--capture DIR` writes an elastic trace of every SM's memory traffic for `gpuvp replay`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,7 @@ class RunCommand {
   std::string trace_summary_path_;
   std::string trace_vcd_path_;
   double trace_window_ns_ = 1000;
+  std::string capture_dir_;  // --capture: elastic trace directory (platform/elastic_trace)
   std::vector<std::string> program_;
 };
 

@@ -135,6 +135,7 @@ struct Outgoing {
   uint32_t warp_slot = 0;
   uint32_t cta = 0;
   uint64_t kernel_id = 0;
+  uint64_t queued_cycle = 0;  // when it joined the queue (GpuExtension::queued_cycle)
 };
 
 struct Response {
@@ -585,7 +586,7 @@ struct Sm::Impl {
       e.fill_icache = true;
       e.mask = need;
       e.waiter_count = 0;
-      push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta]);
+      push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta], c);
     }
     return hit;
   }
@@ -1074,7 +1075,7 @@ struct Sm::Impl {
             e.fill_icache = false;
             e.mask = miss;
             e.waiter_count = 0;
-            push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta);
+            push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta, c);
           }
           Mshr& e = mshrs[m];
           e.waiters[e.waiter_count++] = op.record;
@@ -1087,7 +1088,7 @@ struct Sm::Impl {
         l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
-        push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta);
+        push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta, c);
         if (op.next_line >= op.local_from) {
           // Local lines are written through and allocated: a spill is read back soon.
           local_store_sectors.add(static_cast<uint64_t>(popcount32(mask)));
@@ -1111,7 +1112,7 @@ struct Sm::Impl {
           ++records[op.record].pending;
         }
         push_request(line, mask, op.op == AccessOp::kAtomic ? AccessKind::Atomic : AccessKind::Reduction, m,
-                     op.warp_slot, cta);
+                     op.warp_slot, cta, c);
       }
       ++op.next_line;
     }
@@ -1197,7 +1198,7 @@ struct Sm::Impl {
           e.fill_icache = false;
           e.mask = need;
           e.waiter_count = 0;
-          push_request(line, need, AccessKind::ConstantLoad, m, op.warp_slot, ctas[warps[op.warp_slot].cta]);
+          push_request(line, need, AccessKind::ConstantLoad, m, op.warp_slot, ctas[warps[op.warp_slot].cta], c);
         } else {
           ++mshr_merges;
         }
@@ -1235,6 +1236,7 @@ struct Sm::Impl {
     ext->kernel_id = o.kernel_id;
     ext->sector_mask = o.mask;
     ext->kind = o.kind;
+    ext->queued_cycle = o.queued_cycle;
     if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
     if (o.kind == AccessKind::ConstantLoad) {
       ++const_requests;
@@ -1572,8 +1574,10 @@ struct Sm::Impl {
 
   bool idle() const { return resident_warps == 0 && memory_idle(); }
 
-  void push_request(uint64_t line, uint8_t mask, AccessKind kind, uint32_t mshr, uint32_t warp_slot, const CtaRecord& cta) {
+  void push_request(uint64_t line, uint8_t mask, AccessKind kind, uint32_t mshr, uint32_t warp_slot, const CtaRecord& cta,
+                    uint64_t c) {
     Outgoing& o = outgoing.push();
+    o.queued_cycle = c;
     o.line = line;
     o.mask = mask;
     o.kind = kind;

@@ -1,0 +1,291 @@
+#include "models/gpu/trace_injector/trace_injector.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpuvp::gpu {
+namespace {
+constexpr uint64_t kNever = ~uint64_t{0};
+}
+
+struct TraceInjector::Warp {
+  const elastic::WarpTrace* trace = nullptr;
+  uint32_t cta = 0;           // index into ctas_
+  uint32_t next = 0;          // next request to issue
+  bool queued = false;        // its next request is in ready_
+  bool orphan = false;        // its CTA ended; it still has requests to issue or answers to receive
+  uint64_t kernel_id = 0;     // of its CTA (also after the CTA ended)
+  uint32_t cta_id = 0;
+  uint64_t offset = 0;
+  uint64_t last_ready = 0;    // ready cycle of its previous request (CTA start before the first)
+  std::vector<uint64_t> response_cycle;  // per request; kNever until it arrives
+  std::vector<std::pair<const tlm::tlm_generic_payload*, uint32_t>> in_flight;  // (payload, request)
+};
+
+struct TraceInjector::Cta {
+  const elastic::CtaTrace* trace = nullptr;
+  uint64_t kernel_id = 0;
+  uint64_t tag = 0;
+  uint64_t offset = 0;
+  uint64_t begin = 0;
+  uint64_t latest = 0;        // latest issue or held response so far
+  uint32_t issues_left = 0;   // requests that precede its end still to issue
+  uint32_t holds_left = 0;    // responses it still waits for
+  std::vector<uint32_t> warps;  // handles
+};
+
+TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, const ClockDomain& clock,
+                             stats::Registry& stats, const std::string& stats_path)
+    : sc_module(name),
+      mem("mem"),
+      index_(sm_index),
+      clock_(clock),
+      requests_(stats.group(stats_path).counter("requests", "request", "requests sent (one per captured request)")),
+      sector_requests_(stats.group(stats_path).counter("sector_requests", "sector", "32 B sectors requested")),
+      write_requests_(stats.group(stats_path).counter("write_requests", "request", "write requests sent")),
+      ctas_started_(stats.group(stats_path).counter("ctas", "CTA", "CTAs replayed")) {
+  mem.register_nb_transport_bw(this, &TraceInjector::nb_transport_bw);
+  SC_HAS_PROCESS(TraceInjector);
+  SC_METHOD(tick);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+TraceInjector::~TraceInjector() = default;
+
+void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id, uint64_t begin, uint64_t offset,
+                              uint64_t tag) {
+  uint32_t c;
+  if (!free_ctas_.empty()) {
+    c = free_ctas_.back();
+    free_ctas_.pop_back();
+  } else {
+    c = static_cast<uint32_t>(ctas_.size());
+    ctas_.emplace_back();
+  }
+  Cta& cta = ctas_[c];
+  cta.trace = &trace;
+  cta.kernel_id = kernel_id;
+  cta.tag = tag;
+  cta.offset = offset;
+  cta.begin = begin;
+  cta.latest = begin;
+  cta.issues_left = 0;
+  cta.holds_left = 0;
+  cta.warps.clear();
+  ++resident_;
+  ++ctas_started_;
+  for (const elastic::WarpTrace& wt : trace.warps) {
+    uint32_t h;
+    if (!free_warps_.empty()) {
+      h = free_warps_.back();
+      free_warps_.pop_back();
+    } else {
+      h = static_cast<uint32_t>(warps_.size());
+      warps_.emplace_back();
+    }
+    Warp& w = warps_[h];
+    w.trace = &wt;
+    w.cta = c;
+    w.next = 0;
+    w.queued = false;
+    w.orphan = false;
+    w.kernel_id = kernel_id;
+    w.cta_id = static_cast<uint32_t>(trace.cta);
+    w.offset = offset;
+    w.last_ready = begin;
+    w.response_cycle.assign(wt.requests.size(), kNever);
+    w.in_flight.clear();
+    cta.warps.push_back(h);
+    for (const elastic::Request& r : wt.requests) {
+      cta.holds_left += r.holds_cta_end ? 1 : 0;
+      cta.issues_left += r.after_cta_end ? 0 : 1;
+    }
+  }
+  for (uint32_t h : cta.warps) evaluate(h);
+  check_cta_end(c);
+}
+
+void TraceInjector::evaluate(uint32_t h) {
+  Warp& w = warps_[h];
+  if (w.trace == nullptr || w.queued || w.next >= w.trace->requests.size()) return;
+  const elastic::Request& r = w.trace->requests[w.next];
+  uint64_t ready;
+  if (r.dep_count == 0) {
+    ready = w.last_ready + r.gap;
+  } else {
+    uint64_t latest = 0;
+    for (uint32_t d = 0; d < r.dep_count; ++d) {
+      const uint64_t at = w.response_cycle[w.trace->deps[r.dep_first + d]];
+      if (at == kNever) return;  // waits for that response
+      latest = std::max(latest, at);
+    }
+    ready = std::max(latest + r.gap, w.last_ready);
+  }
+  w.last_ready = ready;
+  w.queued = true;
+  ready_.push(Ready{ready, r.order, h});
+  wake_at(std::max(ready, send_allowed_));
+}
+
+void TraceInjector::wake_at(uint64_t cycle) {
+  const uint64_t now = clock_.cycle_at(current_time());
+  const sc_core::sc_time now_time = current_time();
+  // The edge of `cycle` if it is still ahead, else the next edge.
+  uint64_t target = std::max(cycle, now);
+  if (clock_.time_of_cycle(target) < now_time || (target == now && clock_.time_of_cycle(now) != now_time)) {
+    target = now + 1;
+  }
+  if (target >= wake_cycle_) return;  // an earlier wake is pending (it re-plans)
+  wake_cycle_ = target;
+  if (schedule_) {
+    schedule_(index_, target);
+  } else {
+    wake_.notify(clock_.time_of_cycle(target) - now_time);
+  }
+}
+
+void TraceInjector::tick() { step(); }
+
+void TraceInjector::step() {
+  const uint64_t c = clock_.cycle_at(current_time());
+  wake_cycle_ = kNever;
+  if (in_flight_) return;  // END_REQ re-plans
+  if (ready_.empty()) return;
+  if (c < send_allowed_ || ready_.top().cycle > c) {
+    wake_at(std::max(send_allowed_, ready_.top().cycle));
+    return;
+  }
+  const Ready top = ready_.top();
+  ready_.pop();
+  Warp& w = warps_[top.warp];
+  const uint32_t index = w.next;
+  const elastic::Request& r = w.trace->requests[index];
+  w.queued = false;
+  ++w.next;
+  if (!w.orphan && !r.after_cta_end) {
+    Cta& cta = ctas_[w.cta];
+    cta.latest = std::max(cta.latest, top.cycle);
+    --cta.issues_left;
+  }
+
+  const uint64_t address = r.shared ? r.address : r.address + w.offset;
+  tlm::tlm_generic_payload* gp =
+      pool_.allocate(r.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, r.length);
+  GpuExtension* ext = gpu_extension(*gp);
+  ext->sm_id = index_;
+  ext->warp_id = top.warp;
+  ext->cta_id = w.cta_id;
+  ext->kernel_id = w.kernel_id;
+  ext->sector_mask = r.sector_mask;
+  ext->kind = r.kind;
+  w.in_flight.emplace_back(gp, index);
+  ++requests_;
+  sector_requests_.add(static_cast<uint64_t>(__builtin_popcount(r.sector_mask)));
+  if (r.write) ++write_requests_;
+
+  in_flight_ = true;
+  in_flight_gp_ = gp;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = mem->nb_transport_fw(*gp, phase, delay);
+  const uint32_t h = top.warp;
+  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
+    in_flight_ = false;
+    send_allowed_ = c + 1;
+    response(*gp, c);
+  } else if (status == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+    in_flight_ = false;
+    send_allowed_ = c + 1;
+  }
+  evaluate(h);
+  if (warps_[h].orphan) {
+    release_if_done(h);
+  } else {
+    check_cta_end(warps_[h].cta);
+  }
+  if (!in_flight_ && !ready_.empty()) wake_at(std::max(send_allowed_, ready_.top().cycle));
+}
+
+void TraceInjector::release_if_done(uint32_t h) {
+  Warp& w = warps_[h];
+  if (w.orphan && w.next == w.trace->requests.size() && w.in_flight.empty()) {
+    w.orphan = false;
+    w.trace = nullptr;
+    free_warps_.push_back(h);
+  }
+}
+
+tlm::tlm_sync_enum TraceInjector::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                  sc_core::sc_time&) {
+  const uint64_t c = clock_.cycle_at(current_time());
+  if (phase == tlm::END_REQ) {
+    if (in_flight_ && in_flight_gp_ == &gp) {
+      in_flight_ = false;
+      send_allowed_ = c + 1;
+      if (!ready_.empty()) wake_at(std::max(send_allowed_, ready_.top().cycle));
+    }
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    if (in_flight_ && in_flight_gp_ == &gp) {  // BEGIN_RESP implies END_REQ
+      in_flight_ = false;
+      send_allowed_ = c + 1;
+    }
+    response(gp, c);
+    if (!in_flight_ && !ready_.empty()) wake_at(std::max(send_allowed_, ready_.top().cycle));
+    return tlm::TLM_COMPLETED;
+  }
+  return tlm::TLM_ACCEPTED;
+}
+
+void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
+  const GpuExtension* ext = gpu_extension(gp);
+  if (ext == nullptr || ext->warp_id >= warps_.size()) throw std::logic_error("TraceInjector: a response it did not ask for");
+  const uint32_t h = ext->warp_id;
+  Warp& w = warps_[h];
+  uint32_t index = 0;
+  bool found = false;
+  for (size_t i = 0; i < w.in_flight.size(); ++i) {
+    if (w.in_flight[i].first == &gp) {
+      index = w.in_flight[i].second;
+      w.in_flight[i] = w.in_flight.back();
+      w.in_flight.pop_back();
+      found = true;
+      break;
+    }
+  }
+  gp.release();
+  if (!found) throw std::logic_error("TraceInjector: a response it did not ask for");
+  w.response_cycle[index] = c;
+  if (w.orphan) {  // its CTA is gone: it issues what is left, then its handle is free
+    evaluate(h);
+    release_if_done(h);
+    return;
+  }
+  Cta& cta = ctas_[w.cta];
+  if (w.trace->requests[index].holds_cta_end) {
+    --cta.holds_left;
+    cta.latest = std::max(cta.latest, c);
+  }
+  evaluate(h);
+  check_cta_end(w.cta);
+}
+
+void TraceInjector::check_cta_end(uint32_t c) {
+  Cta& cta = ctas_[c];
+  if (cta.trace == nullptr || cta.issues_left != 0 || cta.holds_left != 0) return;
+  const uint64_t end = cta.latest + cta.trace->end_gap;
+  const uint64_t tag = cta.tag;
+  // Warps whose stores are still unanswered keep their handle until the responses come back.
+  for (uint32_t h : cta.warps) {
+    warps_[h].orphan = true;
+    release_if_done(h);
+  }
+  cta.trace = nullptr;
+  free_ctas_.push_back(c);
+  --resident_;
+  if (done_) done_(tag, end);
+}
+
+}  // namespace gpuvp::gpu

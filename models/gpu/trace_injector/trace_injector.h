@@ -1,0 +1,112 @@
+// TraceInjector: an SM replaced by its elastic trace (platform/elastic_trace). It has the SM's
+// initiator socket and speaks its protocol, so it binds where an SM binds (an SmCluster input)
+// and feeds the real crossbar, L2 and HBM.
+//
+//   mem (simple_initiator_socket, AT, 4 phases): one request per captured request, line address,
+//       length and sector mask as captured, GpuExtension with this injector's SM index, the
+//       replaying warp's handle as warp id, the CTA and kernel; one BEGIN_REQ outstanding until
+//       END_REQ, at most one request per core cycle (as the SM); BEGIN_RESP completed at once.
+//
+// Elastic timing, per warp, in core cycles: a request with dependencies is ready `gap` cycles
+// after the last of their responses arrived (replayed, not captured, arrival times); one without,
+// `gap` cycles after the warp's previous request was ready (its CTA's start for the first); never
+// before the warp's previous request. Ready requests of all warps go out in (ready cycle,
+// captured order) order when the port is free: the SM's first-in first-out queue. A CTA ends `end_gap` cycles after its last issue or held response (the ones
+// that held it at capture); the injector reports the end cycle and the CTA's slot is free.
+// Requests captured after their CTA ended (stores the LSU still held) go out afterwards.
+//
+// Address offsetting (weak scaling): start_cta's `offset` is added to every request whose
+// Request::shared is false (lines the trace writes), so a replica works on its own copy of the
+// data it writes while read-only lines stay shared.
+//
+// Statistics (group `stats_path`): requests, sector_requests, write_requests, ctas.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/tlm/clock_domain.h"
+#include "models/tlm/payload_pool.h"
+#include "platform/elastic_trace/elastic_trace.h"
+#include "platform/stats/registry.h"
+
+namespace gpuvp::gpu {
+
+class TraceInjector : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<TraceInjector> mem;
+
+  // (tag given to start_cta, core cycle at which the CTA ended)
+  using CtaDone = std::function<void(uint64_t tag, uint64_t end_cycle)>;
+
+  TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, const ClockDomain& clock, stats::Registry& stats,
+                const std::string& stats_path);
+  ~TraceInjector() override;
+  TraceInjector(const TraceInjector&) = delete;
+  TraceInjector& operator=(const TraceInjector&) = delete;
+
+  void on_cta_done(CtaDone callback) { done_ = std::move(callback); }
+  // Several injectors stepped by one process in index order, as the SM stepper steps the SMs
+  // (so same-cycle requests reach a shared cluster port in SM order): the owner's `schedule`
+  // hears when this injector wants to act and calls step() at that cycle's edge. Without a
+  // scheduler the injector wakes its own process. Set before the simulation starts.
+  using Schedule = std::function<void(uint32_t index, uint64_t cycle)>;
+  void set_scheduler(Schedule schedule) { schedule_ = std::move(schedule); }
+  // Acts at the current core-clock edge: sends the next ready request if the port is free.
+  void step();
+  // Replays `cta` (outlives its replay) from core cycle `begin` (not before the current one).
+  // Called from a SystemC process. A CTA without requests ends at begin + end_gap.
+  void start_cta(const elastic::CtaTrace& cta, uint64_t kernel_id, uint64_t begin, uint64_t offset, uint64_t tag);
+  // CTAs started and not yet ended.
+  uint32_t resident() const { return resident_; }
+  uint32_t index() const { return index_; }
+
+ private:
+  struct Warp;
+  struct Cta;
+  struct Ready {
+    uint64_t cycle;
+    uint64_t order;
+    uint32_t warp;
+    bool operator>(const Ready& o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
+  };
+
+  void evaluate(uint32_t warp);  // queue the warp's next request if its dependencies are met
+  void request_sent(uint32_t warp_handle);
+  void check_cta_end(uint32_t cta);
+  void release_if_done(uint32_t warp);  // frees an ended CTA's warp once it has nothing left
+  void tick();  // SC_METHOD on wake_: step()
+  void wake_at(uint64_t cycle);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void response(tlm::tlm_generic_payload& gp, uint64_t cycle);
+
+  uint32_t index_;
+  const ClockDomain& clock_;
+  PayloadPool pool_;
+  CtaDone done_;
+  Schedule schedule_;
+  std::vector<Warp> warps_;
+  std::vector<uint32_t> free_warps_;
+  std::vector<Cta> ctas_;
+  std::vector<uint32_t> free_ctas_;
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
+  uint32_t resident_ = 0;
+  bool in_flight_ = false;  // a BEGIN_REQ awaits END_REQ
+  const tlm::tlm_generic_payload* in_flight_gp_ = nullptr;
+  uint64_t send_allowed_ = 0;
+  uint64_t wake_cycle_ = ~uint64_t{0};  // the pending wake, if any
+  sc_core::sc_event wake_;
+  stats::Counter& requests_;
+  stats::Counter& sector_requests_;
+  stats::Counter& write_requests_;
+  stats::Counter& ctas_started_;
+};
+
+}  // namespace gpuvp::gpu

@@ -1,0 +1,415 @@
+#include "platform/elastic_trace/elastic_trace.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace gpuvp::elastic {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'V', 'E', 'T', 'R', 'A', 'C', 'E'};
+constexpr size_t kFileHeaderBytes = 24;  // magic, u32 version, u32 flags, u64 body bytes
+constexpr uint8_t kTagHeader = 'H', kTagKernel = 'K', kTagEnd = 'E';
+constexpr uint64_t kMaxBody = uint64_t{64} << 30;  // refuse to inflate more than this
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_var(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void put_str(std::string& out, const std::string& s) {
+  put_var(out, s.size());
+  out += s;
+}
+uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+// Flags byte of a request: kind (4 bits), write, holds_cta_end, after_cta_end.
+uint8_t request_flags(const Request& r) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(r.kind) | (r.write ? 0x10 : 0) | (r.holds_cta_end ? 0x20 : 0) |
+                              (r.after_cta_end ? 0x40 : 0));
+}
+
+void encode_kernel(std::string& out, const KernelTrace& k) {
+  out.push_back(static_cast<char>(kTagKernel));
+  put_var(out, k.id);
+  put_str(out, k.name);
+  put_var(out, k.begin_ps);
+  put_var(out, k.end_ps - k.begin_ps);
+  put_var(out, k.cycles);
+  put_var(out, k.end_gap);
+  put_var(out, k.copies.size());
+  for (const CopyWrite& c : k.copies) {
+    put_var(out, c.address);
+    put_var(out, c.length);
+    out.push_back(static_cast<char>(c.sector_mask));
+  }
+  put_var(out, k.ctas.size());
+  for (const CtaTrace& cta : k.ctas) {
+    put_var(out, cta.cta);
+    put_var(out, cta.sm);
+    put_var(out, cta.begin_after == kNone ? 0 : uint64_t{cta.begin_after} + 1);
+    put_var(out, cta.begin_gap);
+    put_var(out, cta.end_gap);
+    put_var(out, cta.begin_cycle);
+    put_var(out, cta.end_cycle - cta.begin_cycle);
+    put_var(out, cta.warps.size());
+    for (const WarpTrace& w : cta.warps) {
+      put_var(out, w.slot);
+      put_var(out, w.requests.size());
+      uint64_t address = 0, issue = cta.begin_cycle, order = 0;
+      for (size_t i = 0; i < w.requests.size(); ++i) {
+        const Request& r = w.requests[i];
+        out.push_back(static_cast<char>(request_flags(r)));
+        put_var(out, zigzag(static_cast<int64_t>(r.address - address)));
+        address = r.address;
+        put_var(out, r.length);
+        out.push_back(static_cast<char>(r.sector_mask));
+        put_var(out, r.gap);
+        put_var(out, zigzag(static_cast<int64_t>(r.issue_cycle - issue)));
+        issue = r.issue_cycle;
+        put_var(out, zigzag(static_cast<int64_t>(r.order - order)));
+        order = r.order;
+        put_var(out, r.dep_count);
+        for (uint32_t d = 0; d < r.dep_count; ++d) put_var(out, i - w.deps[r.dep_first + d]);  // distance back
+      }
+    }
+  }
+}
+
+// Bounds-checked reader of the inflated body; every failure names what it was reading.
+class Reader {
+ public:
+  Reader(const std::string& data, const std::string& file) : data_(data), file_(file) {}
+  bool done() const { return pos_ >= data_.size(); }
+  uint8_t byte(const char* what) {
+    if (pos_ >= data_.size()) fail(std::string("ends inside ") + what);
+    return static_cast<uint8_t>(data_[pos_++]);
+  }
+  uint64_t var(const char* what) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const uint8_t b = byte(what);
+      v |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    fail(std::string("malformed number in ") + what);
+  }
+  uint32_t var32(const char* what) {
+    const uint64_t v = var(what);
+    if (v > 0xffffffffu) fail(std::string("value out of range in ") + what);
+    return static_cast<uint32_t>(v);
+  }
+  // A count of items each at least `min_bytes` long: larger than what is left is corruption.
+  size_t count(const char* what, size_t min_bytes) {
+    const uint64_t n = var(what);
+    if (n > (data_.size() - pos_) / min_bytes) fail(std::string("count out of range in ") + what);
+    return static_cast<size_t>(n);
+  }
+  std::string str(const char* what) {
+    const size_t n = count(what, 1);
+    std::string s = data_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  [[noreturn]] void fail(const std::string& message) const {
+    throw TraceFormatError(file_ + ": corrupt trace at body byte " + std::to_string(pos_) + ": " + message);
+  }
+
+ private:
+  const std::string& data_;
+  const std::string& file_;
+  size_t pos_ = 0;
+};
+
+KernelTrace decode_kernel(Reader& in) {
+  KernelTrace k;
+  k.id = in.var("kernel id");
+  k.name = in.str("kernel name");
+  k.begin_ps = in.var("kernel begin");
+  k.end_ps = k.begin_ps + in.var("kernel duration");
+  k.cycles = in.var("kernel cycles");
+  k.end_gap = in.var32("kernel end gap");
+  k.copies.resize(in.count("copy writes", 3));
+  for (CopyWrite& c : k.copies) {
+    c.address = in.var("copy address");
+    c.length = in.var32("copy length");
+    c.sector_mask = in.byte("copy sector mask");
+  }
+  k.ctas.resize(in.count("CTAs", 8));
+  for (size_t ci = 0; ci < k.ctas.size(); ++ci) {
+    CtaTrace& cta = k.ctas[ci];
+    cta.cta = in.var("CTA id");
+    cta.sm = in.var32("CTA SM");
+    const uint64_t after = in.var("CTA begin dependency");
+    if (after > ci) in.fail("CTA " + std::to_string(cta.cta) + " begins after a CTA that is not earlier");
+    cta.begin_after = after == 0 ? kNone : static_cast<uint32_t>(after - 1);
+    cta.begin_gap = in.var32("CTA begin gap");
+    cta.end_gap = in.var32("CTA end gap");
+    cta.begin_cycle = in.var("CTA begin cycle");
+    cta.end_cycle = cta.begin_cycle + in.var("CTA duration");
+    cta.warps.resize(in.count("warps", 2));
+    for (WarpTrace& w : cta.warps) {
+      w.slot = in.var32("warp slot");
+      w.requests.resize(in.count("requests", 8));
+      uint64_t address = 0, issue = cta.begin_cycle, order = 0;
+      for (size_t i = 0; i < w.requests.size(); ++i) {
+        Request& r = w.requests[i];
+        const uint8_t flags = in.byte("request flags");
+        if ((flags & 0x0f) > static_cast<uint8_t>(AccessKind::Prefetch) || (flags & 0x80) != 0) {
+          in.fail("unknown request kind or flags " + std::to_string(flags));
+        }
+        r.kind = static_cast<AccessKind>(flags & 0x0f);
+        r.write = (flags & 0x10) != 0;
+        r.holds_cta_end = (flags & 0x20) != 0;
+        r.after_cta_end = (flags & 0x40) != 0;
+        address += static_cast<uint64_t>(unzigzag(in.var("request address")));
+        r.address = address;
+        r.length = in.var32("request length");
+        r.sector_mask = in.byte("request sector mask");
+        r.gap = in.var32("request gap");
+        issue += static_cast<uint64_t>(unzigzag(in.var("request issue cycle")));
+        r.issue_cycle = issue;
+        order += static_cast<uint64_t>(unzigzag(in.var("request order")));
+        r.order = order;
+        r.dep_count = in.var32("dependency count");
+        if (r.dep_count > i) in.fail("a request depends on more requests than precede it");
+        r.dep_first = static_cast<uint32_t>(w.deps.size());
+        for (uint32_t d = 0; d < r.dep_count; ++d) {
+          const uint64_t back = in.var("dependency");
+          if (back == 0 || back > i) in.fail("a dependency on a request that is not earlier in its warp");
+          w.deps.push_back(static_cast<uint32_t>(i - back));
+        }
+      }
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+struct TraceWriter::Impl {
+  std::ofstream out;
+  ZSTD_CStream* stream = nullptr;
+  std::string compressed;
+};
+
+TraceWriter::TraceWriter(const std::string& dir, const CaptureHeader& header) : impl_(new Impl) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw TraceFormatError("cannot create trace directory " + dir + ": " + error.message());
+  path_ = (std::filesystem::path(dir) / kTraceFileName).string();
+  impl_->out.open(path_, std::ios::binary | std::ios::trunc);
+  if (!impl_->out) throw TraceFormatError("cannot write " + path_ + ": " + std::strerror(errno));
+  std::string head(kMagic, sizeof kMagic);
+  put_u32(head, kFormatVersion);
+  put_u32(head, 0);
+  put_u64(head, 0);  // body bytes, patched by close()
+  impl_->out.write(head.data(), static_cast<std::streamsize>(head.size()));
+  impl_->stream = ZSTD_createCStream();
+  ZSTD_CCtx_setParameter(impl_->stream, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(impl_->stream, ZSTD_c_checksumFlag, 1);
+  std::string raw;
+  raw.push_back(static_cast<char>(kTagHeader));
+  put_str(raw, header.gpuvp_version);
+  put_var(raw, header.program.size());
+  for (const std::string& a : header.program) put_str(raw, a);
+  put_str(raw, header.config_source);
+  put_str(raw, header.config_yaml);
+  put_var(raw, header.sm_count);
+  put_var(raw, header.core_clock_hz);
+  put(raw);
+}
+
+TraceWriter::~TraceWriter() {
+  if (impl_->stream != nullptr) ZSTD_freeCStream(impl_->stream);
+  delete impl_;
+}
+
+void TraceWriter::put(const std::string& raw) {
+  body_bytes_ += raw.size();
+  ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+  std::string& buffer = impl_->compressed;
+  buffer.resize(ZSTD_CStreamOutSize());
+  while (in.pos < in.size) {
+    ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
+    const size_t r = ZSTD_compressStream2(impl_->stream, &out, &in, ZSTD_e_continue);
+    if (ZSTD_isError(r)) throw TraceFormatError(path_ + ": compression failed: " + ZSTD_getErrorName(r));
+    impl_->out.write(buffer.data(), static_cast<std::streamsize>(out.pos));
+  }
+}
+
+void TraceWriter::add_kernel(const KernelTrace& kernel) {
+  if (impl_->stream == nullptr) return;
+  std::string raw;
+  encode_kernel(raw, kernel);
+  put(raw);
+  ++kernels_;
+}
+
+void TraceWriter::close(uint64_t far_faults) {
+  if (impl_->stream == nullptr) return;
+  std::string raw;
+  raw.push_back(static_cast<char>(kTagEnd));
+  put_var(raw, kernels_);
+  put_var(raw, far_faults);
+  put(raw);
+  std::string& buffer = impl_->compressed;
+  for (;;) {
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    ZSTD_outBuffer out{buffer.data(), buffer.size(), 0};
+    const size_t left = ZSTD_compressStream2(impl_->stream, &out, &in, ZSTD_e_end);
+    if (ZSTD_isError(left)) throw TraceFormatError(path_ + ": compression failed: " + ZSTD_getErrorName(left));
+    impl_->out.write(buffer.data(), static_cast<std::streamsize>(out.pos));
+    if (left == 0) break;
+  }
+  ZSTD_freeCStream(impl_->stream);
+  impl_->stream = nullptr;
+  std::string size;
+  put_u64(size, body_bytes_);
+  impl_->out.seekp(16);
+  impl_->out.write(size.data(), 8);
+  impl_->out.seekp(0, std::ios::end);
+  file_bytes_ = static_cast<uint64_t>(impl_->out.tellp());
+  impl_->out.close();
+  if (!impl_->out) throw TraceFormatError("cannot write " + path_ + ": " + std::strerror(errno));
+}
+
+Trace read_trace(const std::string& dir_or_file) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const std::string file =
+      fs::is_directory(dir_or_file, error) ? (fs::path(dir_or_file) / kTraceFileName).string() : dir_or_file;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw TraceFormatError(file + ": cannot open: " + std::strerror(errno) + " (not a capture directory?)");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < kFileHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    throw TraceFormatError(file + ": not a gpuvp elastic trace (no GVETRACE header)");
+  }
+  auto u32_at = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(bytes[at + i])} << (8 * i);
+    return v;
+  };
+  uint64_t body_bytes = 0;
+  for (int i = 0; i < 8; ++i) body_bytes |= uint64_t{static_cast<uint8_t>(bytes[16 + i])} << (8 * i);
+  const uint32_t version = u32_at(8);
+  if (version != kFormatVersion) {
+    throw TraceFormatError(file + ": trace format version " + std::to_string(version) + ", this gpuvp reads version " +
+                           std::to_string(kFormatVersion) + ": capture it again with this gpuvp");
+  }
+  if (body_bytes == 0) throw TraceFormatError(file + ": unfinished trace (the capture did not end; body size 0)");
+  if (body_bytes > kMaxBody) throw TraceFormatError(file + ": corrupt header: body size " + std::to_string(body_bytes));
+  std::string body(body_bytes, '\0');
+  ZSTD_DStream* stream = ZSTD_createDStream();
+  ZSTD_inBuffer zin{bytes.data() + kFileHeaderBytes, bytes.size() - kFileHeaderBytes, 0};
+  ZSTD_outBuffer zout{body.data(), body.size(), 0};
+  size_t r = 1;
+  while (zin.pos < zin.size) {
+    r = ZSTD_decompressStream(stream, &zout, &zin);
+    if (ZSTD_isError(r)) {
+      ZSTD_freeDStream(stream);
+      throw TraceFormatError(file + ": corrupt trace: " + ZSTD_getErrorName(r));
+    }
+    if (r == 0) break;
+    if (zout.pos == zout.size && zin.pos < zin.size) {
+      ZSTD_freeDStream(stream);
+      throw TraceFormatError(file + ": corrupt trace: more data than the header's body size");
+    }
+  }
+  ZSTD_freeDStream(stream);
+  if (r != 0 || zout.pos != body.size()) {
+    throw TraceFormatError(file + ": truncated trace: " + std::to_string(zout.pos) + " of " +
+                           std::to_string(body.size()) + " body bytes");
+  }
+  Trace trace;
+  Reader rd(body, file);
+  if (rd.byte("header") != kTagHeader) rd.fail("no capture header");
+  CaptureHeader& h = trace.header;
+  h.version = version;
+  h.gpuvp_version = rd.str("gpuvp version");
+  h.program.resize(rd.count("program arguments", 1));
+  for (std::string& a : h.program) a = rd.str("program argument");
+  h.config_source = rd.str("config source");
+  h.config_yaml = rd.str("configuration");
+  h.sm_count = rd.var32("SM count");
+  h.core_clock_hz = rd.var("core clock");
+  for (;;) {
+    const uint8_t tag = rd.byte("record tag");
+    if (tag == kTagKernel) {
+      trace.kernels.push_back(decode_kernel(rd));
+      for (const CtaTrace& cta : trace.kernels.back().ctas) {
+        if (cta.sm >= h.sm_count) rd.fail("CTA on SM " + std::to_string(cta.sm) + " of " + std::to_string(h.sm_count));
+      }
+    } else if (tag == kTagEnd) {
+      if (rd.var("kernel count") != trace.kernels.size()) rd.fail("kernel count differs from the kernels present");
+      h.far_faults = rd.var("far faults");
+      if (!rd.done()) rd.fail("data after the end record");
+      break;
+    } else {
+      rd.fail("unknown record tag " + std::to_string(tag));
+    }
+  }
+  return trace;
+}
+
+void mark_shared_lines(Trace& trace) {
+  std::vector<uint64_t> written;
+  for (const KernelTrace& k : trace.kernels) {
+    for (const CtaTrace& cta : k.ctas) {
+      for (const WarpTrace& w : cta.warps) {
+        for (const Request& r : w.requests) {
+          if (r.write || r.kind == AccessKind::Atomic || r.kind == AccessKind::Reduction) written.push_back(r.address);
+        }
+      }
+    }
+  }
+  std::sort(written.begin(), written.end());
+  written.erase(std::unique(written.begin(), written.end()), written.end());
+  for (KernelTrace& k : trace.kernels) {
+    for (CtaTrace& cta : k.ctas) {
+      for (WarpTrace& w : cta.warps) {
+        for (Request& r : w.requests) r.shared = !std::binary_search(written.begin(), written.end(), r.address);
+      }
+    }
+  }
+}
+
+TraceTotals totals(const Trace& trace) {
+  TraceTotals t;
+  for (const KernelTrace& k : trace.kernels) {
+    t.ctas += k.ctas.size();
+    for (const CtaTrace& cta : k.ctas) {
+      t.warps += cta.warps.size();
+      for (const WarpTrace& w : cta.warps) {
+        t.requests += w.requests.size();
+        t.deps += w.deps.size();
+        for (const Request& r : w.requests) {
+          switch (r.kind) {
+            case AccessKind::Load: ++t.loads; break;
+            case AccessKind::Store: ++t.stores; break;
+            case AccessKind::Atomic:
+            case AccessKind::Reduction: ++t.atomics; break;
+            default: ++t.other; break;
+          }
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace gpuvp::elastic

@@ -1,0 +1,153 @@
+// Elastic traces of the GPU's SMs: what each SM sent past its L1 toward the crossbar, per CTA
+// and warp, with the dependencies that let a replay stretch or shrink the timing with the memory
+// system (docs/trace-replay.md has the model and the byte layout).
+//
+// In memory a trace is flat data: kernels in launch order, each with its CTAs in the order they
+// began, each CTA with its warps (in the order of their first request), each warp with its
+// requests in issue order. A request's dependencies are indices of earlier requests of the same
+// warp whose responses it waited for (WarpTrace::deps[dep_first .. dep_first + dep_count)).
+//
+// On disk (DIR/elastic.gvet): a 24-byte file header (magic "GVETRACE", format version, flags,
+// body size) and one zstd frame with a content checksum holding the body: the capture header
+// (configuration YAML, program and arguments, gpuvp version, SM count, core clock) and the
+// kernels, in LEB128 varints. read_trace() checks everything it reads and throws TraceFormatError
+// naming the file and what is wrong: not a trace, another format version, truncated, a checksum
+// mismatch, a record out of range.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/tlm/gpu_extension.h"
+
+namespace gpuvp::elastic {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr const char* kTraceFileName = "elastic.gvet";
+inline constexpr uint32_t kNone = 0xffffffffu;
+
+class TraceFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Request {
+  uint64_t address = 0;      // line address as the SM sent it (virtual)
+  uint32_t length = 0;       // bytes of the request (128 for a line)
+  uint8_t sector_mask = 0;   // 32 B sectors of the line it touches
+  AccessKind kind = AccessKind::Load;
+  bool write = false;        // TLM write command (stores, reductions)
+  // Its response arrived before the CTA ended (the CTA's end waited for it; posted stores
+  // answered later do not hold the CTA).
+  bool holds_cta_end = false;
+  // Issued after its CTA ended (a store the LSU still held when the CTA retired): the CTA's end
+  // does not wait for it.
+  bool after_cta_end = false;
+  // Core cycles from the latest of its dependencies' responses (dep_count > 0), else from the
+  // warp's previous request being ready (or the CTA's start for the first), to it being ready.
+  uint32_t gap = 0;
+  uint32_t dep_first = 0;    // into WarpTrace::deps
+  uint32_t dep_count = 0;
+  // Captured cycle it was ready to leave the SM (joined its outgoing queue), core cycles after
+  // the kernel began: the warp's own timeline, without the wait for the port.
+  uint64_t issue_cycle = 0;
+  uint64_t order = 0;        // issue order on the captured SM (ties on one cycle keep it)
+  // Replay only (not stored): no request of the trace writes this line (mark_shared_lines), so
+  // replicas share it instead of offsetting it.
+  bool shared = true;
+};
+
+struct WarpTrace {
+  uint32_t slot = 0;  // warp slot on the captured SM
+  std::vector<Request> requests;
+  std::vector<uint32_t> deps;  // request indices in this warp
+};
+
+struct CtaTrace {
+  uint64_t cta = 0;         // linear CTA index in its grid
+  uint32_t sm = 0;          // SM it ran on at capture
+  // Its start waited for the end of CTA `begin_after` of the same kernel on the same SM (a slot
+  // freed), or for the kernel's begin (kNone); begin_gap core cycles after that.
+  uint32_t begin_after = kNone;
+  uint32_t begin_gap = 0;
+  // Core cycles from the latest of its requests' issues and held responses to its end.
+  uint32_t end_gap = 0;
+  uint64_t begin_cycle = 0;  // captured, after the kernel began
+  uint64_t end_cycle = 0;
+  std::vector<WarpTrace> warps;
+};
+
+struct CopyWrite {  // a launch's copy-engine write (parameters, code) through the crossbar
+  uint64_t address = 0;
+  uint32_t length = 0;
+  uint8_t sector_mask = 0;
+};
+
+struct KernelTrace {
+  uint64_t id = 0;
+  std::string name;
+  uint64_t begin_ps = 0;       // captured simulated time of its begin and end
+  uint64_t end_ps = 0;
+  uint64_t cycles = 0;         // captured kernel cycles (gpu.cycles of the launch)
+  uint32_t end_gap = 0;        // core cycles from its last CTA's end to its end
+  std::vector<CopyWrite> copies;
+  std::vector<CtaTrace> ctas;
+};
+
+struct CaptureHeader {
+  uint32_t version = kFormatVersion;
+  std::string gpuvp_version;
+  std::vector<std::string> program;  // argv of the captured program
+  std::string config_source;         // "v100", "my.yaml", ...
+  std::string config_yaml;           // the resolved configuration, loadable as is
+  uint32_t sm_count = 0;
+  uint64_t core_clock_hz = 0;
+  uint64_t far_faults = 0;           // unified-memory far faults during the capture
+};
+
+struct Trace {
+  CaptureHeader header;
+  std::vector<KernelTrace> kernels;
+};
+
+// Streams a trace to DIR/elastic.gvet (creating DIR): the header at open, each kernel as it
+// ends, the body size at close. Throws TraceFormatError on I/O errors.
+class TraceWriter {
+ public:
+  TraceWriter(const std::string& dir, const CaptureHeader& header);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void add_kernel(const KernelTrace& kernel);
+  void close(uint64_t far_faults);
+  const std::string& path() const { return path_; }
+  uint64_t kernels() const { return kernels_; }
+  uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  struct Impl;
+  void put(const std::string& raw);
+  std::string path_;
+  uint64_t kernels_ = 0;
+  uint64_t body_bytes_ = 0;
+  uint64_t file_bytes_ = 0;
+  Impl* impl_;
+};
+
+// Reads DIR/elastic.gvet (or DIR itself when it is a file); throws TraceFormatError.
+Trace read_trace(const std::string& dir_or_file);
+
+// Sets Request::shared: false for every request to a line that some request of `trace` writes
+// (stores, atomics, reductions).
+void mark_shared_lines(Trace& trace);
+
+// Counts over a trace (for inspect and the replay's report).
+struct TraceTotals {
+  uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
+};
+TraceTotals totals(const Trace& trace);
+
+}  // namespace gpuvp::elastic

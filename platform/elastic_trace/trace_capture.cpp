@@ -1,0 +1,254 @@
+#include "platform/elastic_trace/trace_capture.h"
+
+#include <algorithm>
+
+#include "models/tlm/gpu_extension.h"
+
+namespace gpuvp::elastic {
+namespace {
+
+constexpr uint64_t kNoResponse = ~uint64_t{0};
+
+uint32_t gap_of(uint64_t later, uint64_t earlier) {
+  return static_cast<uint32_t>(std::min<uint64_t>(later > earlier ? later - earlier : 0, 0xffffffffu));
+}
+
+}  // namespace
+
+TraceCapture::TraceCapture(const std::string& dir, const CaptureHeader& header, TraceObserver* inner)
+    : core_clock_hz_(header.core_clock_hz), inner_(inner), writer_(dir, header) {
+  warp_cache_.resize(header.sm_count);
+  last_end_.resize(header.sm_count);
+}
+
+TraceCapture::~TraceCapture() = default;
+
+uint64_t TraceCapture::cycle_at(const sc_core::sc_time& at) {
+  if (!core_) core_ = std::make_unique<ClockDomain>("core", core_clock_hz_);
+  return core_->cycle_at(at);
+}
+
+void TraceCapture::finish() {
+  if (finished_) return;
+  finished_ = true;
+  writer_.close(far_faults_);
+}
+
+uint32_t TraceCapture::add_link(const std::string& initiator, const std::string& target, const std::string& kind) {
+  if (!core_) core_ = std::make_unique<ClockDomain>("core", core_clock_hz_);
+  Link link;
+  if (inner_ != nullptr) link.inner = inner_->add_link(initiator, target, kind);
+  if (kind == "sm") link.role = LinkRole::kSm;
+  if (kind == "crossbar" && initiator.find("copy_engine") != std::string::npos) link.role = LinkRole::kCopy;
+  if (link.role == LinkRole::kUnused && link.inner == kNotTraced) return kNotTraced;
+  links_.push_back(link);
+  return static_cast<uint32_t>(links_.size() - 1);
+}
+
+void TraceCapture::phase(uint32_t id, tlm::tlm_generic_payload& gp, TracePhase phase, const sc_core::sc_time& at) {
+  const Link& link = links_[id];
+  if (link.inner != kNotTraced) inner_->phase(link.inner, gp, phase, at);
+  if (finished_ || link.role == LinkRole::kUnused) return;
+  if (link.role == LinkRole::kCopy) {
+    if (phase != TracePhase::kBeginReq) return;
+    const GpuExtension* ext = gpu_extension(gp);
+    KernelBuild* k = ext != nullptr ? kernel(ext->kernel_id) : nullptr;
+    if (k == nullptr) return;
+    CopyWrite w;
+    w.address = gp.get_address();
+    w.length = gp.get_data_length();
+    w.sector_mask = ext->sector_mask;
+    k->trace.copies.push_back(w);
+    return;
+  }
+  if (phase == TracePhase::kBeginReq) {
+    request(gp, cycle_at(at));
+  } else if (phase == TracePhase::kBeginResp || phase == TracePhase::kCompleted) {
+    response(gp, cycle_at(at));
+  }
+}
+
+TraceCapture::KernelBuild* TraceCapture::kernel(uint64_t id) {
+  for (auto& k : open_kernels_) {
+    if (k->trace.id == id) return k.get();
+  }
+  return nullptr;
+}
+
+TraceCapture::KernelBuild* TraceCapture::kernel_by_serial(uint64_t serial) {
+  for (auto& k : open_kernels_) {
+    if (k->serial == serial) return k.get();
+  }
+  return nullptr;
+}
+
+void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  const GpuExtension* ext = gpu_extension(gp);
+  if (ext == nullptr || ext->sm_id >= warp_cache_.size() || ext->warp_id == GpuExtension::kNone) {
+    ++unattributed_;
+    return;
+  }
+  std::vector<WarpCache>& slots = warp_cache_[ext->sm_id];
+  if (ext->warp_id >= slots.size()) slots.resize(ext->warp_id + 1);
+  WarpCache& cache = slots[ext->warp_id];
+  KernelBuild* k = kernel_by_serial(cache.serial);
+  if (k == nullptr || k->trace.id != ext->kernel_id || cache.cta != ext->cta_id) {
+    // The slot holds a warp of another CTA now: find the CTA and give the warp its index.
+    k = kernel(ext->kernel_id);
+    const auto found = k != nullptr ? k->cta_index.find(ext->cta_id) : decltype(k->cta_index)::iterator{};
+    if (k == nullptr || found == k->cta_index.end()) {
+      ++unattributed_;
+      return;
+    }
+    cache.serial = k->serial;
+    cache.cta = ext->cta_id;
+    cache.cta_index = found->second;
+    CtaTrace& cta = k->trace.ctas[found->second];
+    CtaBuild& build = k->builds[found->second];
+    cache.warp_index = static_cast<uint32_t>(cta.warps.size());
+    cta.warps.emplace_back();
+    cta.warps.back().slot = ext->warp_id;
+    build.warps.emplace_back();
+    build.warps.back().last_issue = build.begin;
+  }
+  CtaTrace& cta = k->trace.ctas[cache.cta_index];
+  WarpTrace& warp = cta.warps[cache.warp_index];
+  WarpBuild& wb = k->builds[cache.cta_index].warps[cache.warp_index];
+  // The request's own time is when it joined the SM's outgoing queue: waiting there for the
+  // port (back-pressure) is the memory side's doing and is redone by the replay.
+  const uint64_t ready = ext->queued_cycle != 0 && ext->queued_cycle <= cycle ? ext->queued_cycle : cycle;
+  Request r;
+  r.address = gp.get_address();
+  r.length = gp.get_data_length();
+  r.sector_mask = ext->sector_mask;
+  r.kind = ext->kind;
+  r.write = gp.is_write();
+  r.after_cta_end = k->builds[cache.cta_index].ended;
+  r.issue_cycle = ready - std::min(ready, k->begin_cycle);
+  r.order = order_++;
+  r.dep_first = static_cast<uint32_t>(warp.deps.size());
+  uint64_t latest = 0;
+  bool any = false;
+  // Responses on an earlier cycle are the ones the warp could have waited for; later ones stay
+  // for its next request.
+  auto keep = wb.arrived.begin();
+  for (auto it = wb.arrived.begin(); it != wb.arrived.end(); ++it) {
+    if (it->second < ready) {
+      warp.deps.push_back(it->first);
+      latest = any ? std::max(latest, it->second) : it->second;
+      any = true;
+    } else {
+      *keep++ = *it;
+    }
+  }
+  wb.arrived.erase(keep, wb.arrived.end());
+  r.dep_count = static_cast<uint32_t>(warp.deps.size()) - r.dep_first;
+  std::sort(warp.deps.begin() + r.dep_first, warp.deps.end());
+  r.gap = gap_of(ready, any ? latest : wb.last_issue);
+  wb.last_issue = std::max(wb.last_issue, ready);
+  const uint32_t index = static_cast<uint32_t>(warp.requests.size());
+  warp.requests.push_back(r);
+  wb.response_cycle.push_back(kNoResponse);
+  open_[&gp] = OpenRequest{k->serial, cache.cta_index, cache.warp_index, index};
+  ++requests_;
+}
+
+void TraceCapture::response(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  const auto it = open_.find(&gp);
+  if (it == open_.end()) return;
+  const OpenRequest o = it->second;
+  open_.erase(it);
+  KernelBuild* k = kernel_by_serial(o.serial);
+  if (k == nullptr) return;
+  WarpBuild& wb = k->builds[o.cta_index].warps[o.warp_index];
+  wb.response_cycle[o.request] = cycle;
+  wb.arrived.emplace_back(o.request, cycle);
+}
+
+void TraceCapture::kernel_begin(uint64_t kernel_id, const std::string& name, const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->kernel_begin(kernel_id, name, at);
+  if (finished_) return;
+  auto k = std::make_unique<KernelBuild>();
+  k->serial = next_serial_++;
+  k->begin_cycle = cycle_at(at);
+  k->trace.id = kernel_id;
+  k->trace.name = name;
+  k->trace.begin_ps = at.value();
+  open_kernels_.push_back(std::move(k));
+}
+
+void TraceCapture::kernel_end(uint64_t kernel_id, const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->kernel_end(kernel_id, at);
+  if (finished_) return;
+  for (size_t i = 0; i < open_kernels_.size(); ++i) {
+    KernelBuild& k = *open_kernels_[i];
+    if (k.trace.id != kernel_id) continue;
+    const uint64_t end = cycle_at(at);
+    k.trace.end_ps = at.value();
+    k.trace.cycles = end - k.begin_cycle;
+    uint64_t last_cta = k.begin_cycle;
+    for (const CtaTrace& cta : k.trace.ctas) last_cta = std::max(last_cta, k.begin_cycle + cta.end_cycle);
+    k.trace.end_gap = gap_of(end, last_cta);
+    writer_.add_kernel(k.trace);
+    open_kernels_.erase(open_kernels_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+}
+
+void TraceCapture::cta_begin(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->cta_begin(sm, kernel_id, cta, at);
+  KernelBuild* k = finished_ ? nullptr : kernel(kernel_id);
+  if (k == nullptr || sm >= last_end_.size()) return;
+  const uint64_t begin = cycle_at(at);
+  CtaTrace t;
+  t.cta = cta;
+  t.sm = sm;
+  t.begin_cycle = begin - k->begin_cycle;
+  const LastEnd& last = last_end_[sm];
+  if (last.serial == k->serial) {
+    t.begin_after = last.cta_index;
+    t.begin_gap = gap_of(begin, last.cycle);
+  } else {
+    t.begin_gap = gap_of(begin, k->begin_cycle);
+  }
+  k->cta_index[cta] = static_cast<uint32_t>(k->trace.ctas.size());
+  k->trace.ctas.push_back(std::move(t));
+  k->builds.emplace_back();
+  k->builds.back().begin = begin;
+}
+
+void TraceCapture::cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->cta_end(sm, kernel_id, cta, at);
+  KernelBuild* k = finished_ ? nullptr : kernel(kernel_id);
+  if (k == nullptr) return;
+  const auto found = k->cta_index.find(cta);
+  if (found == k->cta_index.end()) return;
+  const uint32_t index = found->second;
+  CtaTrace& t = k->trace.ctas[index];
+  CtaBuild& b = k->builds[index];
+  const uint64_t end = cycle_at(at);
+  uint64_t latest = b.begin;
+  for (size_t w = 0; w < t.warps.size(); ++w) {
+    WarpTrace& warp = t.warps[w];
+    const WarpBuild& wb = b.warps[w];
+    for (size_t i = 0; i < warp.requests.size(); ++i) {
+      Request& r = warp.requests[i];
+      if (r.after_cta_end) continue;
+      latest = std::max(latest, k->begin_cycle + r.issue_cycle);
+      r.holds_cta_end = wb.response_cycle[i] != kNoResponse && wb.response_cycle[i] <= end;
+      if (r.holds_cta_end) latest = std::max(latest, wb.response_cycle[i]);
+    }
+  }
+  t.end_cycle = end - k->begin_cycle;
+  t.end_gap = gap_of(end, latest);
+  b.ended = true;
+  if (sm < last_end_.size()) last_end_[sm] = LastEnd{k->serial, index, end};
+}
+
+void TraceCapture::far_faults(uint64_t outstanding, uint64_t raised, uint64_t migrated_pages,
+                              const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->far_faults(outstanding, raised, migrated_pages, at);
+  far_faults_ = raised;
+}
+
+}  // namespace gpuvp::elastic

@@ -1,0 +1,286 @@
+// The elastic trace format: a written trace reads back field for field; a damaged file (not a
+// trace, another version, unfinished, truncated, a flipped byte, a mutated body re-compressed
+// with a valid checksum) is a TraceFormatError naming the file, never a crash.
+#include <gtest/gtest.h>
+
+#include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "platform/elastic_trace/elastic_trace.h"
+#include "platform/elastic_trace/trace_inspect.h"
+
+namespace gpuvp::elastic {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/elastic_trace_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+CaptureHeader sample_header() {
+  CaptureHeader h;
+  h.gpuvp_version = "9.9.9";
+  h.program = {"./app", "--size", "1024"};
+  h.config_source = "v100";
+  h.config_yaml = "gpu:\n  sm:\n    count: 4\n";
+  h.sm_count = 4;
+  h.core_clock_hz = 1'312'000'000;
+  return h;
+}
+
+KernelTrace sample_kernel(uint64_t id) {
+  KernelTrace k;
+  k.id = id;
+  k.name = "vector_add";
+  k.begin_ps = 1'000'000 * id;
+  k.end_ps = k.begin_ps + 777'000;
+  k.cycles = 1019;
+  k.end_gap = 12;
+  k.copies.push_back(CopyWrite{0x7000'0000, 128, 0x3});
+  for (uint32_t c = 0; c < 3; ++c) {
+    CtaTrace cta;
+    cta.cta = 10 + c;
+    cta.sm = c % 4;
+    cta.begin_after = c == 2 ? 0 : kNone;
+    cta.begin_gap = 40 + c;
+    cta.end_gap = 3;
+    cta.begin_cycle = 40 + c;
+    cta.end_cycle = 900 + c;
+    for (uint32_t w = 0; w < 2; ++w) {
+      WarpTrace warp;
+      warp.slot = 8 * c + w;
+      for (uint32_t i = 0; i < 4; ++i) {
+        Request r;
+        r.address = 0x1000'0000 + 0x80 * (i * 7 + w) - (i == 3 ? 0x10000 : 0);  // one backwards step
+        r.length = 128;
+        r.sector_mask = static_cast<uint8_t>(1u << i);
+        r.kind = i == 3 ? AccessKind::Store : AccessKind::Load;
+        r.write = i == 3;
+        r.holds_cta_end = i != 3;
+        r.gap = 5 + i;
+        r.issue_cycle = cta.begin_cycle + 10 * (i + 1);
+        r.order = 100 * c + 10 * w + i;
+        r.dep_first = static_cast<uint32_t>(warp.deps.size());
+        if (i == 3) {
+          warp.deps.push_back(0);
+          warp.deps.push_back(2);
+          r.dep_count = 2;
+        }
+        warp.requests.push_back(r);
+      }
+      cta.warps.push_back(warp);
+    }
+    k.ctas.push_back(cta);
+  }
+  return k;
+}
+
+std::string write_sample(const std::string& dir) {
+  TraceWriter writer(dir, sample_header());
+  writer.add_kernel(sample_kernel(1));
+  writer.add_kernel(sample_kernel(2));
+  writer.close(5);
+  return writer.path();
+}
+
+TEST(ElasticTrace, RoundTripsEveryField) {
+  const std::string dir = temp_dir("roundtrip");
+  write_sample(dir);
+  const Trace t = read_trace(dir);
+  const CaptureHeader want = sample_header();
+  EXPECT_EQ(t.header.version, kFormatVersion);
+  EXPECT_EQ(t.header.gpuvp_version, want.gpuvp_version);
+  EXPECT_EQ(t.header.program, want.program);
+  EXPECT_EQ(t.header.config_source, want.config_source);
+  EXPECT_EQ(t.header.config_yaml, want.config_yaml);
+  EXPECT_EQ(t.header.sm_count, 4u);
+  EXPECT_EQ(t.header.core_clock_hz, want.core_clock_hz);
+  EXPECT_EQ(t.header.far_faults, 5u);
+  ASSERT_EQ(t.kernels.size(), 2u);
+  for (uint64_t id = 1; id <= 2; ++id) {
+    const KernelTrace& got = t.kernels[id - 1];
+    const KernelTrace k = sample_kernel(id);
+    EXPECT_EQ(got.id, k.id);
+    EXPECT_EQ(got.name, k.name);
+    EXPECT_EQ(got.begin_ps, k.begin_ps);
+    EXPECT_EQ(got.end_ps, k.end_ps);
+    EXPECT_EQ(got.cycles, k.cycles);
+    EXPECT_EQ(got.end_gap, k.end_gap);
+    ASSERT_EQ(got.copies.size(), 1u);
+    EXPECT_EQ(got.copies[0].address, k.copies[0].address);
+    EXPECT_EQ(got.copies[0].sector_mask, 0x3);
+    ASSERT_EQ(got.ctas.size(), k.ctas.size());
+    for (size_t c = 0; c < k.ctas.size(); ++c) {
+      const CtaTrace& a = got.ctas[c];
+      const CtaTrace& b = k.ctas[c];
+      EXPECT_EQ(a.cta, b.cta);
+      EXPECT_EQ(a.sm, b.sm);
+      EXPECT_EQ(a.begin_after, b.begin_after);
+      EXPECT_EQ(a.begin_gap, b.begin_gap);
+      EXPECT_EQ(a.end_gap, b.end_gap);
+      EXPECT_EQ(a.begin_cycle, b.begin_cycle);
+      EXPECT_EQ(a.end_cycle, b.end_cycle);
+      ASSERT_EQ(a.warps.size(), b.warps.size());
+      for (size_t w = 0; w < b.warps.size(); ++w) {
+        EXPECT_EQ(a.warps[w].slot, b.warps[w].slot);
+        EXPECT_EQ(a.warps[w].deps, b.warps[w].deps);
+        ASSERT_EQ(a.warps[w].requests.size(), b.warps[w].requests.size());
+        for (size_t i = 0; i < b.warps[w].requests.size(); ++i) {
+          const Request& x = a.warps[w].requests[i];
+          const Request& y = b.warps[w].requests[i];
+          EXPECT_EQ(x.address, y.address);
+          EXPECT_EQ(x.length, y.length);
+          EXPECT_EQ(x.sector_mask, y.sector_mask);
+          EXPECT_EQ(x.kind, y.kind);
+          EXPECT_EQ(x.write, y.write);
+          EXPECT_EQ(x.holds_cta_end, y.holds_cta_end);
+          EXPECT_EQ(x.gap, y.gap);
+          EXPECT_EQ(x.dep_first, y.dep_first);
+          EXPECT_EQ(x.dep_count, y.dep_count);
+          EXPECT_EQ(x.issue_cycle, y.issue_cycle);
+          EXPECT_EQ(x.order, y.order);
+        }
+      }
+    }
+  }
+  const TraceTotals totals_seen = totals(t);
+  EXPECT_EQ(totals_seen.ctas, 6u);
+  EXPECT_EQ(totals_seen.requests, 48u);
+  EXPECT_EQ(totals_seen.stores, 12u);
+  EXPECT_EQ(totals_seen.deps, 24u);
+  const std::string summary = trace_summary(t, 1000);
+  EXPECT_NE(summary.find("./app --size 1024"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("far faults"), std::string::npos) << summary;
+  const std::string records = trace_records(t, 0, 3);
+  EXPECT_NE(records.find("first 3 requests shown"), std::string::npos) << records;
+}
+
+TEST(ElasticTrace, MarksLinesNoRequestWritesAsShared) {
+  const std::string dir = temp_dir("shared");
+  write_sample(dir);
+  Trace t = read_trace(dir);
+  mark_shared_lines(t);
+  for (const CtaTrace& cta : t.kernels[0].ctas) {
+    for (const WarpTrace& w : cta.warps) {
+      EXPECT_TRUE(w.requests[0].shared);  // loads of lines nobody writes
+      EXPECT_FALSE(w.requests[3].shared);  // the store's line
+    }
+  }
+}
+
+void expect_error(const std::string& path, const std::string& words) {
+  try {
+    read_trace(path);
+    ADD_FAILURE() << "read a damaged trace without an error (" << words << ")";
+  } catch (const TraceFormatError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(words), std::string::npos) << message;
+    EXPECT_NE(message.find("elastic.gvet"), std::string::npos) << message;
+  }
+}
+
+TEST(ElasticTrace, RejectsWhatIsNotATrace) {
+  const std::string dir = temp_dir("not");
+  std::filesystem::create_directories(dir);
+  expect_error(dir, "cannot open");
+  spit(dir + "/elastic.gvet", "hello, this is not a trace at all");
+  expect_error(dir, "not a gpuvp elastic trace");
+  spit(dir + "/elastic.gvet", "");
+  expect_error(dir, "not a gpuvp elastic trace");
+}
+
+TEST(ElasticTrace, RejectsAnotherFormatVersion) {
+  const std::string dir = temp_dir("version");
+  const std::string path = write_sample(dir);
+  std::string bytes = slurp(path);
+  bytes[8] = static_cast<char>(kFormatVersion + 1);
+  spit(path, bytes);
+  expect_error(dir, "format version " + std::to_string(kFormatVersion + 1));
+}
+
+TEST(ElasticTrace, RejectsAnUnfinishedCapture) {
+  const std::string dir = temp_dir("unfinished");
+  {
+    TraceWriter writer(dir, sample_header());
+    writer.add_kernel(sample_kernel(1));
+  }  // never closed: the capture died
+  expect_error(dir, "unfinished");
+}
+
+TEST(ElasticTrace, RejectsTruncatedFiles) {
+  const std::string dir = temp_dir("truncated");
+  const std::string path = write_sample(dir);
+  const std::string bytes = slurp(path);
+  for (size_t keep : {size_t{10}, size_t{24}, size_t{30}, bytes.size() / 2, bytes.size() - 1}) {
+    spit(path, bytes.substr(0, keep));
+    try {
+      read_trace(dir);
+      ADD_FAILURE() << "read a trace cut to " << keep << " bytes";
+    } catch (const TraceFormatError& e) {
+      const std::string message = e.what();
+      EXPECT_TRUE(message.find("truncated") != std::string::npos || message.find("not a gpuvp") != std::string::npos ||
+                  message.find("corrupt") != std::string::npos)
+          << message;
+    }
+  }
+}
+
+TEST(ElasticTrace, RejectsFlippedBytes) {
+  const std::string dir = temp_dir("flipped");
+  const std::string path = write_sample(dir);
+  const std::string bytes = slurp(path);
+  for (size_t at = 24; at < bytes.size(); at += 7) {
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    spit(path, damaged);
+    EXPECT_THROW(read_trace(dir), TraceFormatError) << "byte " << at;
+  }
+}
+
+// A body damaged before compression passes zstd's checksum: the parser's own bounds checks
+// must reject or accept it, never crash or allocate without bound.
+TEST(ElasticTrace, ParsesEveryMutatedBodyWithoutCrashing) {
+  const std::string dir = temp_dir("mutated");
+  const std::string path = write_sample(dir);
+  const std::string bytes = slurp(path);
+  std::string body(1 << 20, '\0');
+  const size_t raw = ZSTD_decompress(body.data(), body.size(), bytes.data() + 24, bytes.size() - 24);
+  ASSERT_FALSE(ZSTD_isError(raw)) << ZSTD_getErrorName(raw);
+  body.resize(raw);
+  uint64_t rejected = 0;
+  for (size_t at = 0; at < body.size(); ++at) {
+    for (uint8_t value : {uint8_t{0x00}, uint8_t{0xff}}) {
+      std::string mutated = body;
+      if (static_cast<uint8_t>(mutated[at]) == value) continue;
+      mutated[at] = static_cast<char>(value);
+      std::string frame(ZSTD_compressBound(mutated.size()), '\0');
+      frame.resize(ZSTD_compress(frame.data(), frame.size(), mutated.data(), mutated.size(), 1));
+      spit(path, bytes.substr(0, 24) + frame);
+      try {
+        read_trace(dir);
+      } catch (const TraceFormatError& e) {
+        ++rejected;
+        EXPECT_NE(std::string(e.what()).find("elastic.gvet"), std::string::npos);
+      }
+    }
+  }
+  EXPECT_GT(rejected, body.size() / 2);  // much of the damage is noticed
+}
+
+}  // namespace
+}  // namespace gpuvp::elastic

@@ -1,0 +1,158 @@
+// TraceInjector on its socket: a test memory answers every request after a fixed latency. The
+// injector issues the captured requests in (ready cycle, order) order, one per cycle, each
+// `gap` cycles after its dependencies' responses (or its warp's previous request), stretches
+// with the memory's latency (elastic), ends the CTA `end_gap` after its last held event, moves
+// written lines of a replica by its offset, and ends a CTA without requests at once.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "models/gpu/trace_injector/trace_injector.h"
+#include "platform/stats/registry.h"
+#include "tests/support/testbench.h"
+
+namespace gpuvp::gpu {
+namespace {
+
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+elastic::Request req(uint64_t address, AccessKind kind, uint32_t gap, std::vector<uint32_t> deps,
+                     elastic::WarpTrace& warp, uint64_t order, bool holds) {
+  elastic::Request r;
+  r.address = address;
+  r.length = 128;
+  r.sector_mask = 0xf;
+  r.kind = kind;
+  r.write = kind == AccessKind::Store;
+  r.holds_cta_end = holds;
+  r.gap = gap;
+  r.order = order;
+  r.dep_first = static_cast<uint32_t>(warp.deps.size());
+  r.dep_count = static_cast<uint32_t>(deps.size());
+  for (uint32_t d : deps) warp.deps.push_back(d);
+  r.shared = kind != AccessKind::Store;
+  return r;
+}
+
+// Warp 0: load A (5 after the CTA starts), load B (1 after A), store C (10 after both answered).
+// Warp 1: load A (2 after the start).
+elastic::CtaTrace sample_cta() {
+  elastic::CtaTrace cta;
+  cta.cta = 3;
+  cta.end_gap = 3;
+  elastic::WarpTrace w0;
+  w0.requests.push_back(req(0x1000, AccessKind::Load, 5, {}, w0, 10, true));
+  w0.requests.push_back(req(0x2000, AccessKind::Load, 1, {}, w0, 11, true));
+  w0.requests.push_back(req(0x3000, AccessKind::Store, 10, {0, 1}, w0, 12, false));
+  elastic::WarpTrace w1;
+  w1.requests.push_back(req(0x1000, AccessKind::Load, 2, {}, w1, 5, true));
+  cta.warps = {w0, w1};
+  return cta;
+}
+
+struct Replayed {
+  std::vector<uint64_t> issue_cycles;  // per request arriving at the memory
+  std::vector<uint64_t> addresses;
+  std::vector<uint32_t> sm_ids;
+  uint64_t end_cycle = 0;
+  uint64_t tag = 0;
+};
+
+Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset) {
+  testbench::Simulation sim;
+  ClockDomain clock("core", 1'000'000'000);  // 1 ns cycles
+  stats::Registry stats;
+  TraceInjector injector("sm_7", 7, clock, stats, "gpu.injector[7]");
+  testbench::MemoryTarget memory("memory", latency);
+  injector.mem.bind(memory.socket);
+  Replayed run;
+  sc_core::sc_event done;
+  bool ended = false;
+  injector.on_cta_done([&](uint64_t tag, uint64_t end) {
+    run.tag = tag;
+    run.end_cycle = end;
+    ended = true;
+    done.notify(sc_core::SC_ZERO_TIME);
+  });
+  sim.run([&] {
+    sc_core::wait(sc_time(10, SC_NS));
+    injector.start_cta(cta, 9, 10, offset, 42);
+    EXPECT_EQ(injector.resident(), 1u);
+    while (!ended) sc_core::wait(done);
+    sc_core::wait(sc_time(1, sc_core::SC_US));  // let posted stores be answered
+    EXPECT_EQ(injector.resident(), 0u);
+  });
+  for (const auto& t : memory.transactions()) {
+    run.issue_cycles.push_back(clock.cycle_at(t.time));
+    run.addresses.push_back(t.address);
+    run.sm_ids.push_back(t.extension.sm_id);
+  }
+  EXPECT_EQ(stats.find_group("gpu.injector[7]")->find_counter("requests")->value(), 4u);
+  return run;
+}
+
+TEST(TraceInjector, IssuesCapturedRequestsWithTheirGapsAndDependencies) {
+  const Replayed run = replay(sample_cta(), sc_time(100, SC_NS), 0);
+  // Warp 1's load at 12, warp 0's loads at 15 and 16; their responses at 115 and 116, the store
+  // 10 cycles after the later one.
+  EXPECT_EQ(run.issue_cycles, (std::vector<uint64_t>{12, 15, 16, 126}));
+  EXPECT_EQ(run.addresses, (std::vector<uint64_t>{0x1000, 0x1000, 0x2000, 0x3000}));
+  EXPECT_EQ(run.sm_ids, (std::vector<uint32_t>{7, 7, 7, 7}));
+  // Its last event is the store's issue (the store does not hold it): 126 + 3.
+  EXPECT_EQ(run.end_cycle, 129u);
+  EXPECT_EQ(run.tag, 42u);
+}
+
+TEST(TraceInjector, StretchesWithTheMemoryLatency) {
+  const Replayed run = replay(sample_cta(), sc_time(200, SC_NS), 0);
+  EXPECT_EQ(run.issue_cycles, (std::vector<uint64_t>{12, 15, 16, 226}));
+  EXPECT_EQ(run.end_cycle, 229u);
+}
+
+TEST(TraceInjector, HeldResponsesDelayTheCtaEnd) {
+  elastic::CtaTrace cta = sample_cta();
+  cta.warps[0].requests.pop_back();  // no store: the last held response (116) ends it
+  elastic::CtaTrace copy = cta;
+  testbench::Simulation sim;
+  ClockDomain clock("core", 1'000'000'000);
+  stats::Registry stats;
+  TraceInjector injector("sm_0", 0, clock, stats, "gpu.injector[0]");
+  testbench::MemoryTarget memory("memory", sc_time(100, SC_NS));
+  injector.mem.bind(memory.socket);
+  uint64_t end = 0;
+  injector.on_cta_done([&](uint64_t, uint64_t e) { end = e; });
+  sim.run([&] {
+    sc_core::wait(sc_time(10, SC_NS));
+    injector.start_cta(copy, 1, 10, 0, 0);
+    sc_core::wait(sc_time(1, sc_core::SC_US));
+  });
+  EXPECT_EQ(end, 116u + 3u);
+}
+
+TEST(TraceInjector, OffsetMovesOnlyWrittenLines) {
+  const Replayed run = replay(sample_cta(), sc_time(100, SC_NS), uint64_t{1} << 30);
+  EXPECT_EQ(run.addresses, (std::vector<uint64_t>{0x1000, 0x1000, 0x2000, 0x3000 + (uint64_t{1} << 30)}));
+}
+
+TEST(TraceInjector, ACtaWithoutRequestsEndsAfterItsGap) {
+  testbench::Simulation sim;
+  ClockDomain clock("core", 1'000'000'000);
+  stats::Registry stats;
+  TraceInjector injector("sm_0", 0, clock, stats, "gpu.injector[0]");
+  testbench::MemoryTarget memory("memory", sc_time(100, SC_NS));
+  injector.mem.bind(memory.socket);
+  elastic::CtaTrace empty;
+  empty.end_gap = 17;
+  uint64_t end = 0;
+  injector.on_cta_done([&](uint64_t, uint64_t e) { end = e; });
+  sim.run([&] {
+    sc_core::wait(sc_time(5, SC_NS));
+    injector.start_cta(empty, 1, 5, 0, 0);
+  });
+  EXPECT_EQ(end, 22u);
+  EXPECT_TRUE(memory.transactions().empty());
+}
+
+}  // namespace
+}  // namespace gpuvp::gpu
