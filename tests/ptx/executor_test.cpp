@@ -233,6 +233,174 @@ TEST(PtxExecutor, WarpShuffleVoteAndMatch) {
   }
 }
 
+// Warp collectives wait for every non-exited lane of their membermask (hand-written PTX, so the
+// code layout is fixed): lanes reach the same collective from different call sites, after an
+// out-of-line block placed behind it, or not at all because they exited.
+constexpr const char* kDivergentCollectivesPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.func (.param .b32 result) exchange(.param .b32 x)
+{
+  .reg .b32 %r<4>;
+  ld.param.b32 %r1, [x];
+  mov.b32 %r3, -1;
+  shfl.sync.bfly.b32 %r2, %r1, 16, 31, %r3;
+  st.param.b32 [result], %r2;
+  ret;
+}
+
+.visible .entry call_sites(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  setp.lt.u32 %p1, %r2, 16;
+  @%p1 bra LOW;
+  add.u32 %r3, %r2, 2000;
+  {
+  .param .b32 a;
+  .param .b32 rv;
+  st.param.b32 [a], %r3;
+  call.uni (rv), exchange, (a);
+  ld.param.b32 %r4, [rv];
+  }
+  bra.uni STORE;
+LOW:
+  add.u32 %r3, %r2, 1000;
+  {
+  .param .b32 a;
+  .param .b32 rv;
+  st.param.b32 [a], %r3;
+  call.uni (rv), exchange, (a);
+  ld.param.b32 %r4, [rv];
+  }
+STORE:
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+  ret;
+}
+
+.visible .entry late_block(.param .u64 out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  mov.u32 %r3, %r2;
+  and.b32 %r4, %r2, 1;
+  setp.ne.u32 %p1, %r4, 0;
+  @%p1 bra LATE;
+JOIN:
+  shfl.sync.idx.b32 %r5, %r3, 1, 31, -1;
+  setp.gt.u32 %p2, %r3, 100;
+  vote.sync.ballot.b32 %r6, %p2, -1;
+  redux.sync.add.u32 %r7, %r3, -1;
+  selp.u32 %r8, 1, 0, %p2;
+  match.any.sync.b32 %r9, %r8, -1;
+  bar.warp.sync -1;
+  mul.wide.u32 %rd2, %r1, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r5, %r6, %r7, %r9};
+  ret;
+LATE:
+  add.u32 %r3, %r3, 1000;
+  bra.uni JOIN;
+}
+
+.visible .entry early_exit(.param .u64 out)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  setp.ge.u32 %p1, %r2, 24;
+  @%p1 bra DONE;
+  and.b32 %r3, %r2, 1;
+  setp.ne.u32 %p2, %r3, 0;
+  vote.sync.ballot.b32 %r4, %p2, -1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+DONE:
+  ret;
+}
+
+.visible .entry never_arrive(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  setp.lt.u32 %p1, %r2, 16;
+  mov.u32 %r4, 7;
+  @%p1 bra SKIP;
+  shfl.sync.bfly.b32 %r4, %r2, 1, 31, -1;
+SKIP:
+  bar.sync 0;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+  ret;
+}
+)";
+
+TEST(PtxExecutor, WarpCollectivesWaitForEveryMemberLane) {
+  Harness h(kDivergentCollectivesPtx, "collectives.ptx", ExecutorOptions{});
+  const int threads = 64;
+  {
+    const uint64_t out = h.upload(std::vector<uint32_t>(threads));
+    LaunchResult r = h.launch("call_sites", Dim3(1), Dim3(threads), 0, out);
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto o = h.download<uint32_t>(out, threads);
+    for (int t = 0; t < threads; ++t) {
+      const uint32_t partner = static_cast<uint32_t>((t % 32) ^ 16);
+      EXPECT_EQ(o[t], partner + (partner < 16 ? 1000u : 2000u)) << t;
+    }
+  }
+  {
+    const uint64_t out = h.upload(std::vector<uint32_t>(threads * 4));
+    LaunchResult r = h.launch("late_block", Dim3(1), Dim3(threads), 0, out);
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto o = h.download<uint32_t>(out, threads * 4);
+    uint32_t sum = 0;
+    for (uint32_t l = 0; l < 32; ++l) sum += l + ((l & 1) ? 1000u : 0u);
+    for (int t = 0; t < threads; ++t) {
+      EXPECT_EQ(o[4 * t], 1001u) << t;            // lane 1's value after its late block
+      EXPECT_EQ(o[4 * t + 1], 0xaaaaaaaau) << t;  // odd lanes are > 100
+      EXPECT_EQ(o[4 * t + 2], sum) << t;
+      EXPECT_EQ(o[4 * t + 3], (t & 1) ? 0xaaaaaaaau : 0x55555555u) << t;
+    }
+  }
+  {
+    const uint64_t out = h.upload(std::vector<uint32_t>(threads, 0xdeadu));
+    LaunchResult r = h.launch("early_exit", Dim3(1), Dim3(threads), 0, out);
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto o = h.download<uint32_t>(out, threads);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(o[t], t % 32 < 24 ? 0x00aaaaaau : 0xdeadu) << t;
+  }
+  {
+    // Lanes 16..31 shuffle with a full mask that lanes 0..15 never reach (they wait at the CTA
+    // barrier): undefined in the PTX ISA; the model issues it with the lanes present, no hang.
+    const uint64_t out = h.upload(std::vector<uint32_t>(threads));
+    LaunchResult r = h.launch("never_arrive", Dim3(1), Dim3(threads), 0, out);
+    ASSERT_TRUE(r.ok()) << r.message;
+    auto o = h.download<uint32_t>(out, threads);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(o[t], t % 32 < 16 ? 7u : static_cast<uint32_t>((t % 32) ^ 1)) << t;
+  }
+}
+
 TEST(PtxExecutor, AtomicsOnGlobalAndSharedMemory) {
   Harness h("basic");
   const int threads = 64;

@@ -651,6 +651,27 @@ TEST(GpuvpRun, TensorCoresAndAsyncCopiesRunOnTheTimingModel) {
   EXPECT_EQ(r.err.find("instead of the timing model"), std::string::npos) << describe(r);
 }
 
+// Warp collectives that diverged lanes reach at different times (two call sites, an out-of-line
+// block, ballots in a partitioning loop, early exits), checked against a CPU reference in the
+// program, on the timing model.
+TEST(GpuvpRun, WarpCollectivesWaitForEveryMemberLane) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/warp_collectives"});
+  ASSERT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS warp_collectives"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("instead of the timing model"), std::string::npos) << describe(r);
+}
+
+// cuda::barrier and cuda::pipeline (mbarrier objects, cp.async.mbarrier.arrive), including
+// producers and consumers in one warp, checked against CPU references, on the timing model.
+TEST(GpuvpRun, BarriersAndPipelinesRunOnTheTimingModel) {
+  const ProcessResult r = gpuvp_run({kPrograms + "/barriers_and_pipelines"});
+  ASSERT_FALSE(r.timed_out) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS barriers_and_pipelines"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.err.find("instead of the timing model"), std::string::npos) << describe(r);
+}
+
 // ---- Bad input and faults.
 
 // Every faulting launch is counted in the exit summary, the first fault of each kernel is shown

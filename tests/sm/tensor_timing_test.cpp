@@ -90,5 +90,54 @@ TEST(TensorTiming, IndependentProductsAreLimitedByTheTensorRate) {
   EXPECT_LT(wide.cycles, 64u + 40u);
 }
 
+// mma.sync goes the same way: four m16n8k16 f16 x f16 + f32 products (2048 multiply-adds: 16
+// cycles each at the default rate), into one accumulator or four, closed by an add that waits
+// for the last results.
+std::string mma_sync_kernel(bool dependent) {
+  std::string text = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                     ".visible .entry tmma_sync(.param .u64 pa, .param .u64 pd, .param .u64 pt) {\n"
+                     "  .reg .b32 %r<8>;\n  .reg .f32 %f<20>;\n  .reg .b64 %rd<10>;\n"
+                     "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd4, [pd];\n  ld.param.u64 %rd5, [pt];\n"
+                     "  ld.global.v4.u32 {%r0, %r1, %r2, %r3}, [%rd1];\n  ld.global.v2.u32 {%r4, %r5}, [%rd1+16];\n";
+  for (int i = 0; i < 16; ++i) text += "  mov.f32 %f" + std::to_string(i) + ", 0f00000000;\n";
+  text += "  add.u32 %r6, %r3, %r5;\n  mov.u64 %rd6, %clock64;\n";
+  for (int i = 0; i < 4; ++i) {
+    const std::string acc = fragment("f", dependent ? 0 : 4 * i, 4);
+    text += "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " + acc + ", {%r0, %r1, %r2, %r3}, {%r4, %r5}, " + acc + ";\n";
+  }
+  text += dependent ? "  add.f32 %f16, %f0, 0f00000000;\n"
+                    : "  add.f32 %f17, %f0, %f4;\n  add.f32 %f18, %f8, %f12;\n  add.f32 %f16, %f17, %f18;\n";
+  text += "  mov.u64 %rd7, %clock64;\n  sub.s64 %rd8, %rd7, %rd6;\n  st.global.u64 [%rd5], %rd8;\n"
+          "  mov.u32 %r7, %laneid;\n  mul.wide.u32 %rd9, %r7, 4;\n  add.s64 %rd9, %rd4, %rd9;\n"
+          "  st.global.f32 [%rd9], %f16;\n  ret;\n}\n";
+  return text;
+}
+
+uint64_t run_mma_sync(bool dependent) {
+  testing::SmBench bench;
+  bench.load(mma_sync_kernel(dependent));
+  // A: all ones (f16 pairs 0x3c00), B: all twos (0x4000).
+  const std::vector<uint32_t> fragments = {0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x40004000u, 0x40004000u};
+  const uint64_t da = bench.memory.allocate(32), dd = bench.memory.allocate(128), dt = bench.memory.allocate(8);
+  bench.memory.copy_to_device(da, fragments.data(), 24);
+  bench.run("tmma_sync", {ptx::Dim3{1}, ptx::Dim3{32}, 0}, ptx::pack_params(bench.module->kernel("tmma_sync"), da, dd, dt));
+  uint64_t cycles = 0;
+  bench.memory.copy_from_device(&cycles, dt, 8);
+  std::vector<float> d(32);
+  bench.memory.copy_from_device(d.data(), dd, 128);
+  // Each product adds 16 * 1 * 2 = 32: four in a chain, or four accumulators summed.
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(d[i], 128.0f) << i;
+  return cycles;
+}
+
+TEST(TensorTiming, MmaSyncUsesTheTensorUnits) {
+  const uint64_t chain = run_mma_sync(true);
+  EXPECT_GE(chain, 4u * 64u);
+  EXPECT_LT(chain, 4u * 64u + 40u);
+  const uint64_t independent = run_mma_sync(false);
+  EXPECT_GE(independent, 3u * 16u + 64u);
+  EXPECT_LT(independent, 3u * 16u + 64u + 40u);
+}
+
 }  // namespace
 }  // namespace gpuvp::gpu

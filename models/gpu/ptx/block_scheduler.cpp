@@ -47,7 +47,8 @@ bool is_fence(const Instruction& inst) {
     case Opcode::kBarSync: case Opcode::kBarArrive: case Opcode::kBarRed: case Opcode::kBarWarpSync:
     case Opcode::kShfl: case Opcode::kVote: case Opcode::kMatch: case Opcode::kActivemask: case Opcode::kRedux:
     case Opcode::kCpAsync: case Opcode::kCpAsyncCommit: case Opcode::kCpAsyncWait:
-    case Opcode::kWmmaLoad: case Opcode::kWmmaStore: case Opcode::kWmmaMma:
+    case Opcode::kWmmaLoad: case Opcode::kWmmaStore: case Opcode::kWmmaMma: case Opcode::kMbarrier:
+    case Opcode::kMma: case Opcode::kLdmatrix:
       return true;
     default:
       break;

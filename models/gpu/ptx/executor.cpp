@@ -218,6 +218,13 @@ struct Warp {
   uint32_t current_mask = 0;
   uint64_t current_key = kExitedKey;
   uint64_t next_other_key = kExitedKey;  // smallest key of runnable lanes outside the group
+  // Live lanes exist outside the group (running elsewhere, at a barrier, or waiting at a warp
+  // collective): the group must check each warp collective it reaches (reschedule).
+  bool partial_group = false;
+  // Lanes that spin on an mbarrier wait that failed: other lanes of the warp go first, as
+  // independent thread scheduling lets them, until these are the only ones that can run.
+  uint32_t yielded_mask = 0;
+  bool yield_requested = false;  // set by a failed wait of the whole group; the step reschedules
   uint64_t issued = 0;                   // instructions issued (drives %clock without a timing model)
   // Set by a timing model before an instruction that reads the time: the SM's cycle and the
   // simulated time at its issue (KernelRun::set_issue_time).
@@ -649,6 +656,8 @@ class LaunchRun {
       }
       warp.current_mask = 0;
       warp.current_key = kExitedKey;
+      warp.yielded_mask = 0;
+      warp.yield_requested = false;
       reschedule(warp);
     }
   }
@@ -668,37 +677,123 @@ class LaunchRun {
 
   // Picks the lanes with the smallest key as the group to issue. Returns false when no lane
   // of the warp can run (all exited or waiting at a barrier).
+  //
+  // Warp collectives (shfl/vote/match/redux/bar.warp.sync, all .sync): a lane waits at one until
+  // every non-exited lane of its membermask has arrived there (the PTX ISA's rule). A group at a
+  // collective whose members are elsewhere is passed over, so the other lanes' paths run first
+  // and merge with it when they reach its key. When every runnable group waits so (members that
+  // can never arrive: at a different collective or a barrier, which the PTX ISA leaves
+  // undefined), the smallest key issues with the lanes that are there.
   bool reschedule(Warp& warp) {
     // Write the group's key back to its lanes (the fast path only tracks current_key).
     for_lanes(warp.current_mask, [&](int lane) { warp.keys[lane] = warp.current_key; });
     const uint32_t runnable = warp.runnable();
-    uint64_t best = kExitedKey;
-    for_lanes(runnable, [&](int lane) { best = std::min(best, warp.keys[lane]); });
-    if (best == kExitedKey) {
-      warp.current_mask = 0;
-      warp.current_key = kExitedKey;
-      return false;
-    }
-    uint32_t group = 0;
-    uint64_t other = kExitedKey;
-    for_lanes(runnable, [&](int lane) {
-      if (warp.keys[lane] == best) {
-        group |= 1u << lane;
-      } else {
-        other = std::min(other, warp.keys[lane]);
+    // Lanes that yielded (a failed mbarrier wait) are candidates once no other group can run.
+    uint32_t yielded = runnable & warp.yielded_mask;
+    uint32_t candidates = runnable & ~yielded;
+    uint32_t fallback = 0;  // the smallest-key group, should every group wait for members
+    uint64_t fallback_key = kExitedKey;
+    while (true) {
+      if (candidates == 0 && yielded != 0) {
+        candidates = yielded;
+        yielded = 0;
+        warp.yielded_mask = 0;
       }
-    });
+      uint64_t best = kExitedKey;
+      for_lanes(candidates, [&](int lane) { best = std::min(best, warp.keys[lane]); });
+      if (best == kExitedKey) {
+        if (fallback == 0) {
+          warp.current_mask = 0;
+          warp.current_key = kExitedKey;
+          return false;
+        }
+        set_group(warp, fallback, fallback_key, runnable);
+        return true;
+      }
+      // The group: every runnable lane at that key (yielded lanes that others reached join it).
+      // next_other_key leaves yielded lanes out, so the group is not rescheduled at their key.
+      uint32_t group = 0;
+      uint64_t other = kExitedKey;
+      const uint32_t not_yielded = ~warp.yielded_mask;
+      for_lanes(runnable, [&](int lane) {
+        if (warp.keys[lane] == best) {
+          group |= 1u << lane;
+        } else if ((not_yielded >> lane) & 1) {
+          other = std::min(other, warp.keys[lane]);
+        }
+      });
+      if (!waits_for_members(warp, best, group)) {
+        warp.yielded_mask &= ~group;
+        warp.current_mask = group;
+        warp.current_key = best;
+        warp.next_other_key = other;
+        warp.partial_group = group != (warp.valid_mask & ~warp.exited_mask);
+        return true;
+      }
+      if (fallback == 0) {
+        fallback = group;
+        fallback_key = best;
+      }
+      candidates &= ~group;
+      yielded &= ~group;
+    }
+  }
+  void set_group(Warp& warp, uint32_t group, uint64_t key, uint32_t runnable) {
+    uint64_t other = kExitedKey;
+    for_lanes(runnable & ~group & ~warp.yielded_mask, [&](int lane) { other = std::min(other, warp.keys[lane]); });
+    warp.yielded_mask &= ~group;
     warp.current_mask = group;
-    warp.current_key = best;
+    warp.current_key = key;
     warp.next_other_key = other;
-    return true;
+    warp.partial_group = group != (warp.valid_mask & ~warp.exited_mask);
   }
 
-  // Moves the group to the next instruction, merging with lanes already waiting there.
-  inline void advance(Warp& warp) {
-    ++warp.current_key;
-    if (warp.current_key >= warp.next_other_key) reschedule(warp);
+  // Operand holding the membermask of a warp collective; -1 for other instructions.
+  static int membermask_operand(uint16_t opcode) {
+    switch (static_cast<Opcode>(opcode)) {
+      case Opcode::kShfl: return 5;
+      case Opcode::kVote: case Opcode::kRedux: return 2;
+      case Opcode::kMatch: return 3;
+      case Opcode::kBarWarpSync: return 0;
+      default: return -1;
+    }
   }
+
+  // Whether `lanes` (all at `key`) stand at a warp collective that names live lanes not among
+  // them. Lanes whose guard predicate is false do not take part and wait for no one.
+  bool waits_for_members(const Warp& warp, uint64_t key, uint32_t lanes) const {
+    const uint32_t function_index = key_function(key);
+    const uint32_t pc = key_pc(key);
+    const int member_operand = membermask_operand(info_[function_index][pc].opcode);
+    if (member_operand < 0) return false;
+    const Instruction& inst = program_.functions[function_index].body[pc];
+    uint32_t taking_part = lanes;
+    if (inst.has_guard) {
+      taking_part &= warp.predicates[predicate_base_[function_index] + inst.guard] ^ (inst.guard_negated ? kFullMask : 0);
+    }
+    if (taking_part == 0) return false;
+    const Operand& op = inst.operands[member_operand];
+    uint32_t members = kFullMask;
+    if (op.kind == OperandKind::kImmediate) {
+      members = static_cast<uint32_t>(op.value);
+    } else if (op.kind == OperandKind::kRegister) {
+      const uint64_t* values = warp.registers.data() + (static_cast<size_t>(register_base_[function_index]) + op.index) * kWarpSize;
+      members = 0;
+      for_lanes(taking_part, [&](int lane) { members |= static_cast<uint32_t>(values[lane]); });
+    }
+    return (members & warp.valid_mask & ~warp.exited_mask & ~lanes) != 0;
+  }
+
+  // Moves the group to `key` in its function (next instruction, uniform branch target), merging
+  // with lanes already waiting there; a group without the whole warp rechecks a collective.
+  inline void move_group(Warp& warp, uint64_t key) {
+    warp.current_key = key;
+    if (key >= warp.next_other_key ||
+        (warp.partial_group && membermask_operand(info_[key_function(key)][key_pc(key)].opcode) >= 0)) {
+      reschedule(warp);
+    }
+  }
+  inline void advance(Warp& warp) { move_group(warp, warp.current_key + 1); }
 
   // Runs up to `budget` instructions; returns whether any instruction was issued.
   bool run_warp(Warp& warp, uint64_t budget) {
@@ -1829,6 +1924,9 @@ class LaunchRun {
   void exec_wmma_load(Context& c, const Instruction& inst, uint32_t mask);
   void exec_wmma_store(Context& c, const Instruction& inst, uint32_t mask);
   void exec_wmma_mma(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_mbarrier(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_mma(Context& c, const Instruction& inst, uint32_t mask);
+  void exec_ldmatrix(Context& c, const Instruction& inst, uint32_t mask);
   void exec_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void exec_indirect_call(Context& c, const Instruction& inst, uint32_t exec, uint32_t active);
   void enter_function(Context& c, const Instruction& inst, uint32_t lanes, uint32_t callee_index);
@@ -1898,8 +1996,7 @@ void LaunchRun::step(Warp& warp) {
     case Opcode::kBra: {
       const uint32_t target = inst.operands[0].index;
       if (exec == active) {
-        warp.current_key = make_key(key_depth(key), function_index, target);
-        if (warp.current_key >= warp.next_other_key) reschedule(warp);
+        move_group(warp, make_key(key_depth(key), function_index, target));
       } else if (exec == 0) {
         advance(warp);
       } else {
@@ -1955,8 +2052,11 @@ void LaunchRun::step(Warp& warp) {
       break;
   }
   if (exec != 0) exec_alu(c, inst, exec);
-  // A warp-sync instruction may have been issued with only part of the warp; same path.
   if (warp.current_mask != 0) advance(warp);
+  if (warp.yield_requested) {
+    warp.yield_requested = false;
+    reschedule(warp);
+  }
 }
 
 void LaunchRun::exit_lanes(Warp& warp, uint32_t lanes) {
@@ -2345,6 +2445,7 @@ void LaunchRun::do_set_conditional(Context& c, const Instruction& inst, int lane
 #include "models/gpu/ptx/executor_integer.inc"
 #include "models/gpu/ptx/executor_async.inc"
 #include "models/gpu/ptx/executor_tensor.inc"
+#include "models/gpu/ptx/executor_mbarrier.inc"
 #include "models/gpu/ptx/instruction_info.inc"
 
 namespace gpuvp::ptx {

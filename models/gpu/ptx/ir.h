@@ -74,6 +74,10 @@ enum class Opcode : uint16_t {
   kCpAsync, kCpAsyncCommit, kCpAsyncWait,
   // warp-level matrix multiply-accumulate (wmma.*; executor_tensor.inc)
   kWmmaLoad, kWmmaStore, kWmmaMma,
+  // mbarrier objects in shared memory, and cp.async.mbarrier.arrive (executor_mbarrier.inc)
+  kMbarrier,
+  // mma.sync with the PTX ISA's fragment layouts, ldmatrix (executor_tensor.inc)
+  kMma, kLdmatrix,
   kCount
 };
 
@@ -98,7 +102,26 @@ enum class TensorElement : uint8_t { kF16, kBF16, kTF32, kF32, kS8, kU8, kS32 };
 struct TensorShape {
   uint8_t m, n, k;
 };
-inline constexpr TensorShape kTensorShapes[] = {{16, 16, 16}, {8, 32, 16}, {32, 8, 16}, {16, 16, 8}};
+// The first kWmmaShapeCount are wmma's; the rest mma.sync's (m16n8k8, m16n8k16, m16n8k4, m8n8k16,
+// m16n8k32).
+inline constexpr TensorShape kTensorShapes[] = {{16, 16, 16}, {8, 32, 16}, {32, 8, 16}, {16, 16, 8},
+                                                {16, 8, 8},   {16, 8, 16}, {16, 8, 4},  {8, 8, 16}, {16, 8, 32}};
+constexpr uint8_t kWmmaShapeCount = 4;
+// mbarrier: the operation (Instruction::mode of kMbarrier) and its variants (mbarrier_variant bits).
+enum class MbarrierOp : uint8_t {
+  kInit, kInval, kArrive, kArriveDrop, kExpectTx, kCompleteTx, kTestWait, kTryWait, kPendingCount,
+  kCpAsyncArrive,  // cp.async.mbarrier.arrive
+};
+constexpr uint8_t kMbarrierParity = 1;      // test_wait/try_wait .parity: the operand is a phase parity
+constexpr uint8_t kMbarrierExpectTx = 2;    // arrive{_drop}.expect_tx
+constexpr uint8_t kMbarrierNoComplete = 4;  // arrive{_drop}.noComplete
+constexpr uint8_t kMbarrierNoinc = 8;       // cp.async.mbarrier.arrive.noinc
+// Whether an mbarrier instruction has a destination (state, waitComplete or count) as operand 0;
+// the others start with the object's address.
+constexpr bool mbarrier_has_destination(MbarrierOp op) {
+  return op == MbarrierOp::kArrive || op == MbarrierOp::kArriveDrop || op == MbarrierOp::kTestWait ||
+         op == MbarrierOp::kTryWait || op == MbarrierOp::kPendingCount;
+}
 // vop4 (mode of kVideo4).
 enum class VideoOp : uint8_t { kAdd, kSub, kAbsdiff, kMin, kMax };
 enum class TestpClass : uint8_t { kFinite, kInfinite, kNumber, kNotanumber, kNormal, kSubnormal };
@@ -182,6 +205,7 @@ struct Instruction {
   TensorElement tensor_a = TensorElement::kF16, tensor_b = TensorElement::kF16;
   TensorElement tensor_c = TensorElement::kF32, tensor_d = TensorElement::kF32;
   bool accumulate = false;     // vop4 .add: sum of the lanes' results plus c
+  uint8_t mbarrier_variant = 0;  // kMbarrier: kMbarrierParity | kMbarrierExpectTx | ...
   bool has_guard = false;
   bool guard_negated = false;
   uint8_t operand_count = 0;
@@ -200,8 +224,12 @@ constexpr int destination_operand_count(const Instruction& inst) {
     case Opcode::kFence: case Opcode::kPrefetch: case Opcode::kSust: case Opcode::kCpAsync: case Opcode::kCpAsyncCommit:
     case Opcode::kCpAsyncWait: case Opcode::kWmmaStore:
       return 0;
+    case Opcode::kLdmatrix:
+      return 1;
     case Opcode::kSetp: case Opcode::kShfl:
       return 2;  // p|q, d|p
+    case Opcode::kMbarrier:
+      return mbarrier_has_destination(static_cast<MbarrierOp>(inst.mode)) ? 1 : 0;
     default:
       return 1;
   }

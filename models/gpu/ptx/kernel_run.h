@@ -41,7 +41,7 @@ enum class UnitClass : uint8_t {
   kFp64,     // f64 arithmetic, compares, conversions involving f64
   kInt,      // integer/logic, moves, shuffles and votes
   kSfu,      // sin, cos, lg2, ex2, rcp/sqrt/rsqrt f32, tanh, f32 division
-  kLdst,     // ld, st, atom, red, prefetch (any state space)
+  kLdst,     // ld, st, atom, red, prefetch (any state space), mbarrier operations
   kBranch,   // bra, call, ret, exit, trap, nanosleep
   kBarrier,  // bar.sync/arrive/red, bar.warp.sync
   kOther,    // membar, fence, cp.async.commit_group/wait_group
@@ -87,6 +87,9 @@ struct InstructionInfo {
   bool async_copy = false;
   bool async_commit = false;
   static constexpr uint32_t kNoAsyncWait = ~0u;
+  // cp.async.mbarrier.arrive: issues once every copy of the warp has landed, those of the open
+  // (uncommitted) group too.
+  static constexpr uint32_t kAsyncWaitAll = ~1u;
   uint32_t async_wait_groups = kNoAsyncWait;
   // wmma.mma: multiply-adds of the warp instruction (M x N x K), for the tensor units' rate.
   uint32_t tensor_fma = 0;

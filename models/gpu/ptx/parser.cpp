@@ -144,6 +144,7 @@ std::optional<Opcode> opcode_from_name(std::string_view name) {
       {"match", Opcode::kMatch},   {"activemask", Opcode::kActivemask}, {"redux", Opcode::kRedux},
       {"tex", Opcode::kTex},       {"tld4", Opcode::kTld4},       {"txq", Opcode::kTxq},
       {"suld", Opcode::kSuld},     {"sust", Opcode::kSust},       {"suq", Opcode::kSuq},
+      {"mbarrier", Opcode::kMbarrier}, {"mma", Opcode::kMma},     {"ldmatrix", Opcode::kLdmatrix},
   };
   for (const auto& [text, op] : kOpcodes) {
     if (name == text) return op;
@@ -1189,6 +1190,14 @@ class Parser {
     inst.opcode = *opcode;
     if (inst.opcode == Opcode::kVideo4) inst.mode = static_cast<uint8_t>(video_op_from_name(base));
     size_t first_modifier = 1;
+    if (inst.opcode == Opcode::kMbarrier || (inst.opcode == Opcode::kCpAsync && parts.size() > 2 && parts[2] == "mbarrier")) {
+      decode_mbarrier(inst, opcode_token, parts, raw);
+      return;
+    }
+    if (inst.opcode == Opcode::kMma || inst.opcode == Opcode::kLdmatrix) {
+      decode_mma(inst, opcode_token, parts, raw);
+      return;
+    }
     if (inst.opcode == Opcode::kCpAsync) first_modifier = decode_cp_async_form(inst, opcode_token, parts);
     if (inst.opcode == Opcode::kWmmaMma) {
       decode_wmma(inst, opcode_token, parts, raw);
@@ -1944,10 +1953,82 @@ class Parser {
     else if (kind == "wait_group") inst.opcode = Opcode::kCpAsyncWait;
     else if (kind == "wait_all") inst.opcode = Opcode::kCpAsyncWait, inst.mode = 1;
     else if (kind == "ca" || kind == "cg") return 2;
-    else fail(token, "unsupported instruction '" + std::string(token.text) + "'" +
-                         (kind == "mbarrier" ? " (cp.async.mbarrier.arrive: mbarrier objects are not modelled)" : ""));
+    else fail(token, "unsupported instruction '" + std::string(token.text) + "'");
     if (parts.size() > 3) fail(token, "unexpected modifier in '" + std::string(token.text) + "'");
     return 3;
+  }
+
+  // mbarrier.init{.shared{::cta}}.b64 [a], count        mbarrier.inval{.shared{::cta}}.b64 [a]
+  // mbarrier.arrive{.expect_tx|.noComplete}{.sem}{.scope}{.space}.b64 state, [a]{, count|txCount}
+  // mbarrier.arrive_drop{...} likewise     mbarrier.{expect_tx,complete_tx}{...}.b64 [a], txCount
+  // mbarrier.{test_wait,try_wait}{.parity}{...}.b64 waitComplete, [a], state|phaseParity{, suspendTimeHint}
+  // mbarrier.pending_count.b64 count, state     cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [a]
+  // Memory-order (.release, .acquire, .relaxed) and scope (.cta, .cluster: a CTA is its own
+  // cluster here) qualifiers change nothing in a sequential model.
+  void decode_mbarrier(Instruction& inst, const Token& token, const std::vector<std::string_view>& parts,
+                       std::vector<RawOperand>& raw) {
+    using ir::MbarrierOp;
+    const std::string text(token.text);
+    auto bad = [&](const std::string& why) { fail(token, "unsupported instruction '" + text + "' (" + why + ")"); };
+    const bool cp_async = parts[0] == "cp";
+    const size_t op_index = cp_async ? 3 : 1;
+    const std::string_view name = parts.size() > op_index ? parts[op_index] : "";
+    MbarrierOp op = MbarrierOp::kInit;
+    if (cp_async) {
+      if (name != "arrive") bad("expected cp.async.mbarrier.arrive");
+      op = MbarrierOp::kCpAsyncArrive;
+    } else if (name == "init") op = MbarrierOp::kInit;
+    else if (name == "inval") op = MbarrierOp::kInval;
+    else if (name == "arrive") op = MbarrierOp::kArrive;
+    else if (name == "arrive_drop") op = MbarrierOp::kArriveDrop;
+    else if (name == "expect_tx") op = MbarrierOp::kExpectTx;
+    else if (name == "complete_tx") op = MbarrierOp::kCompleteTx;
+    else if (name == "test_wait") op = MbarrierOp::kTestWait;
+    else if (name == "try_wait") op = MbarrierOp::kTryWait;
+    else if (name == "pending_count") op = MbarrierOp::kPendingCount;
+    else bad("unknown mbarrier operation");
+    inst.opcode = Opcode::kMbarrier;
+    inst.mode = static_cast<uint8_t>(op);
+    inst.space = Space::kGeneric;
+    bool typed = false;
+    const bool arrive = op == MbarrierOp::kArrive || op == MbarrierOp::kArriveDrop;
+    const bool wait = op == MbarrierOp::kTestWait || op == MbarrierOp::kTryWait;
+    for (size_t i = op_index + 1; i < parts.size(); ++i) {
+      const std::string_view m = parts[i];
+      if (m == "b64") typed = true;
+      else if (m == "shared" || m == "shared::cta") inst.space = Space::kShared;
+      else if (m == "release" || m == "acquire" || m == "relaxed" || m == "cta" || m == "cluster") continue;
+      else if (m == "parity" && wait) inst.mbarrier_variant |= ir::kMbarrierParity;
+      else if (m == "expect_tx" && arrive) inst.mbarrier_variant |= ir::kMbarrierExpectTx;
+      else if (m == "noComplete" && arrive) inst.mbarrier_variant |= ir::kMbarrierNoComplete;
+      else if (m == "noinc" && cp_async) inst.mbarrier_variant |= ir::kMbarrierNoinc;
+      else if (m == "shared::cluster") bad("an mbarrier of another CTA of the cluster");
+      else bad("modifier ." + std::string(m));
+    }
+    if (!typed) fail(token, "'" + text + "' needs .b64");
+    if (op == MbarrierOp::kPendingCount) {
+      expect_count(token, raw, 2, 2);
+      set_operand(inst, 0, dest(raw[0], false, token));
+      set_operand(inst, 1, source(raw[1], Type::kB64, false));
+      return;
+    }
+    if (ir::mbarrier_has_destination(op)) {
+      // state (arrive: a register or '_'), waitComplete (a predicate), then [a] and the rest.
+      const bool needs_third = wait || (inst.mbarrier_variant & (ir::kMbarrierExpectTx | ir::kMbarrierNoComplete)) != 0;
+      expect_count(token, raw, needs_third ? 3 : 2, wait ? 4 : 3);
+      set_operand(inst, 0, dest(raw[0], wait, token));
+      set_operand(inst, 1, memory(raw[1]));
+      if (raw.size() > 2) {
+        const bool parity = (inst.mbarrier_variant & ir::kMbarrierParity) != 0;
+        set_operand(inst, 2, source(raw[2], wait && !parity ? Type::kB64 : Type::kU32, false));
+      }
+      if (raw.size() > 3) set_operand(inst, 3, source(raw[3], Type::kU32, false));  // suspend-time hint: no effect
+      return;
+    }
+    const bool counted = op == MbarrierOp::kInit || op == MbarrierOp::kExpectTx || op == MbarrierOp::kCompleteTx;
+    expect_count(token, raw, counted ? 2 : 1, counted ? 2 : 1);
+    set_operand(inst, 0, memory(raw[0]));
+    if (counted) set_operand(inst, 1, source(raw[1], Type::kU32, false));
   }
 
   // cp.async.ca.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy};
@@ -2006,7 +2087,7 @@ class Parser {
       return TensorElement::kF32;
     };
     auto shape = [&](std::string_view name) {
-      for (uint8_t i = 0; i < std::size(kTensorShapes); ++i) {
+      for (uint8_t i = 0; i < ir::kWmmaShapeCount; ++i) {
         const TensorShape& s = kTensorShapes[i];
         if (name == "m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k)) return i;
       }
@@ -2099,6 +2180,115 @@ class Parser {
       set_operand(inst, 1, fragment(inst, raw[1], 3, false));
     }
     if (raw.size() == 3) set_operand(inst, 2, source(raw[2], Type::kU32, false));
+  }
+
+  // mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.{f16,f32}.f16.f16.{f16,f32}   (and .f32.bf16.bf16.f32)
+  // mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32
+  // mma.sync.aligned.{m8n8k16,m16n8k32}.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32     d, a, b, c
+  // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16                  d, [p]
+  void decode_mma(Instruction& inst, const Token& token, const std::vector<std::string_view>& parts,
+                  std::vector<RawOperand>& raw) {
+    const std::string text(token.text);
+    auto bad = [&](const std::string& why) { fail(token, "unsupported instruction '" + text + "' (" + why + ")"); };
+    size_t i = 1;
+    auto expect = [&](std::string_view what) {
+      if (i >= parts.size() || parts[i] != what) bad("expected ." + std::string(what));
+      ++i;
+    };
+    expect("sync");
+    expect("aligned");
+    if (inst.opcode == Opcode::kLdmatrix) {
+      expect("m8n8");
+      const std::string_view count = i < parts.size() ? parts[i++] : "";
+      if (count == "x1") inst.mode = 1;
+      else if (count == "x2") inst.mode = 2;
+      else if (count == "x4") inst.mode = 4;
+      else bad("expected .x1, .x2 or .x4");
+      bool typed = false;
+      for (; i < parts.size(); ++i) {
+        if (parts[i] == "trans") inst.tensor_column_major = true;
+        else if (parts[i] == "shared" || parts[i] == "shared::cta") inst.space = Space::kShared;
+        else if (parts[i] == "b16") typed = true;
+        else bad("modifier ." + std::string(parts[i]));
+      }
+      if (!typed) bad("expected .b16");
+      expect_count(token, raw, 2, 2);
+      if (raw[0].kind != RawOperand::Kind::kVector || raw[0].elements.size() != inst.mode) {
+        fail(*raw[0].token, "ldmatrix .x" + std::to_string(inst.mode) + " writes a vector of " + std::to_string(inst.mode) + " registers");
+      }
+      const Operand d = value_operand(raw[0], Type::kB32);
+      for (uint8_t k = 0; k < d.count; ++k) {
+        if (current_->function->vector_elements[d.index + k].kind != OperandKind::kRegister) fail(*raw[0].token, "ldmatrix writes registers");
+      }
+      set_operand(inst, 0, d);
+      set_operand(inst, 1, memory(raw[1]));
+      return;
+    }
+    const std::string_view shape_name = i < parts.size() ? parts[i++] : "";
+    inst.tensor_shape = ir::kWmmaShapeCount;
+    while (inst.tensor_shape < std::size(kTensorShapes)) {
+      const TensorShape& s = kTensorShapes[inst.tensor_shape];
+      if (shape_name == "m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k)) break;
+      ++inst.tensor_shape;
+    }
+    if (inst.tensor_shape == std::size(kTensorShapes)) bad("shape ." + std::string(shape_name) + " is not modelled");
+    expect("row");
+    expect("col");
+    if (i < parts.size() && parts[i] == "satfinite") {
+      inst.saturate = true;
+      ++i;
+    }
+    auto element = [&](std::string_view name) {
+      if (name == "f16") return TensorElement::kF16;
+      if (name == "bf16") return TensorElement::kBF16;
+      if (name == "tf32") return TensorElement::kTF32;
+      if (name == "f32") return TensorElement::kF32;
+      if (name == "s8") return TensorElement::kS8;
+      if (name == "u8") return TensorElement::kU8;
+      if (name == "s32") return TensorElement::kS32;
+      bad("element type ." + std::string(name) + " is not modelled");
+      return TensorElement::kF32;
+    };
+    if (parts.size() - i != 4) bad("expected .dtype.atype.btype.ctype");
+    inst.tensor_d = element(parts[i]), inst.tensor_a = element(parts[i + 1]);
+    inst.tensor_b = element(parts[i + 2]), inst.tensor_c = element(parts[i + 3]);
+    const TensorShape& s = kTensorShapes[inst.tensor_shape];
+    const TensorElement a = inst.tensor_a, b = inst.tensor_b, c = inst.tensor_c, d = inst.tensor_d;
+    const bool half_shape = s.m == 16 && s.n == 8 && (s.k == 8 || s.k == 16);
+    const bool tf32_shape = s.m == 16 && s.n == 8 && (s.k == 4 || s.k == 8);
+    const bool int_shape = (s.m == 8 && s.k == 16) || s.k == 32;
+    const bool integer = (a == TensorElement::kS8 || a == TensorElement::kU8) && (b == TensorElement::kS8 || b == TensorElement::kU8);
+    bool ok = false;
+    if (a == TensorElement::kF16 && b == a) {
+      ok = half_shape && (c == TensorElement::kF16 || c == TensorElement::kF32) && (d == TensorElement::kF16 || d == TensorElement::kF32);
+    } else if (a == TensorElement::kBF16 && b == a) {
+      ok = half_shape && c == TensorElement::kF32 && d == TensorElement::kF32;
+    } else if (a == TensorElement::kTF32 && b == a) {
+      ok = tf32_shape && c == TensorElement::kF32 && d == TensorElement::kF32;
+    } else if (integer) {
+      ok = int_shape && c == TensorElement::kS32 && d == TensorElement::kS32;
+    }
+    if (!ok) bad("type combination not modelled for this shape");
+    if (inst.saturate && !integer) bad(".satfinite applies to integer accumulation");
+    expect_count(token, raw, 4, 4);
+    const int matrices[4] = {2, 0, 1, 2};  // d, a, b, c
+    const TensorElement kinds[4] = {d, a, b, c};
+    for (int k = 0; k < 4; ++k) {
+      const RawOperand& r = raw[static_cast<size_t>(k)];
+      if (r.kind != RawOperand::Kind::kVector) fail(*r.token, "an mma fragment is a vector of registers");
+      const Operand op = value_operand(r, Type::kNone);
+      const uint32_t rows = matrices[k] == 1 ? s.k : s.m, cols = matrices[k] == 0 ? s.k : s.n;
+      const uint32_t per_register = kinds[k] == TensorElement::kF16 || kinds[k] == TensorElement::kBF16 ? 2
+                                    : kinds[k] == TensorElement::kS8 || kinds[k] == TensorElement::kU8 ? 4 : 1;
+      const uint32_t registers = rows * cols / 32 / per_register;
+      if (op.count != registers) {
+        fail(*r.token, "this mma fragment is a vector of " + std::to_string(registers) + " registers, not " + std::to_string(op.count));
+      }
+      for (uint8_t e = 0; e < op.count; ++e) {
+        if (current_->function->vector_elements[op.index + e].kind != OperandKind::kRegister) fail(*r.token, "mma fragment elements must be registers");
+      }
+      set_operand(inst, k, op);
+    }
   }
 
   // A fragment operand: a vector of 32-bit registers (f16/bf16 pairs, four 8-bit values, one

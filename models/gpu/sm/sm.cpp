@@ -724,10 +724,13 @@ struct Sm::Impl {
     return kNone;
   }
 
-  // cp.async.wait_group n: every committed group but the n most recent has landed.
+  // cp.async.wait_group n: every committed group but the n most recent has landed;
+  // kAsyncWaitAll: every group, the open one too.
   static bool async_wait_done(const WarpSlot& w, uint32_t n) {
     const uint64_t ring = WarpSlot::kAsyncGroupRing;
-    const uint64_t newest_waited = w.async_committed > n ? w.async_committed - n : 0;  // groups [.., newest_waited)
+    const uint64_t newest_waited = n == InstructionInfo::kAsyncWaitAll ? w.async_committed + 1
+                                   : w.async_committed > n              ? w.async_committed - n
+                                                                        : 0;  // groups [.., newest_waited)
     const uint64_t oldest = w.async_committed > ring ? w.async_committed - ring : 0;
     for (uint64_t g = oldest; g < newest_waited; ++g) {
       if (w.async_in_flight[g % ring] != 0) return false;
