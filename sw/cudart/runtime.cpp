@@ -171,7 +171,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::CooperativeLaunchTooLarge: error = cudaErrorCooperativeLaunchTooLarge; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
-        error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
+        error = completion.message.rfind(dev::kAssertMessagePrefix, 0) == 0 ? cudaErrorAssert : cudaErrorLaunchFailure;
         break;
       case dev::Status::ModuleLoadFailed: error = cudaErrorInvalidPtx; break;
       case dev::Status::NotSupported: error = cudaErrorNotSupported; break;

@@ -653,6 +653,15 @@ TEST(GpuvpRun, TensorCoresAndAsyncCopiesRunOnTheTimingModel) {
 
 // ---- Bad input and faults.
 
+// A failed device-side assert() answers cudaErrorAssert (not a generic launch failure) even when
+// the source path pushes the word "Assertion" out of the runtime's completion message.
+TEST(BadInput, DeviceAssertAnswersCudaErrorAssert) {
+  const ProcessResult r = run({kGpuvp, "run", "--", kPrograms + "/device_assert"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS device_assert"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("(cudaErrorAssert)"), std::string::npos) << describe(r);
+}
+
 // Every faulting launch is counted in the exit summary, the first fault of each kernel is shown
 // whole on stderr, and the CTA and thread survive a long kernel name in the runtime's message.
 TEST(BadInput, EveryFaultingLaunchIsCountedAndItsPlaceShown) {
