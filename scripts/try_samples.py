@@ -140,7 +140,10 @@ def build_command(name, d, common, exe):
     return cmd
 
 
-PASS = re.compile(r"passed|result = pass|\bPASS\b", re.IGNORECASE)
+PASS = re.compile(r"passed|result = pass|\bPASS\b|returned OK|Compare OK|Test Successful|"
+                  r"^\s*OK\s*$|^Success$|0 Failures", re.IGNORECASE | re.MULTILINE)
+# A sample whose exit code is its check: exit(ok ? EXIT_SUCCESS : EXIT_FAILURE) and the like.
+EXIT_CHECK = re.compile(r"\?\s*EXIT_SUCCESS\s*:\s*EXIT_FAILURE|\?\s*EXIT_FAILURE\s*:\s*EXIT_SUCCESS")
 FAIL = re.compile(r"FAIL|mismatch|incorrect|error", re.IGNORECASE)
 
 
@@ -151,6 +154,19 @@ def first_error(text):
             return line.strip()[:200]
     lines = [l for l in text.splitlines() if l.strip()]
     return lines[-1].strip()[:200] if lines else ""
+
+
+def from_log(args, name, d):
+    """Judges a sample again from the log of an earlier run (--from-logs)."""
+    log = read(os.path.join(args.out, name + ".log"))
+    m = re.search(r"^rc=(-?\d+) seconds=(\d+)$", log, re.MULTILINE)
+    if not m:
+        if log:
+            return "build", first_error(log), 0.0
+        return "notrun", "", 0.0
+    stdout = log.split("--- stdout\n", 1)[1].split("\n--- stderr\n", 1)[0]
+    text = log.split("--- stdout\n", 1)[1]
+    return judge(d, int(m.group(1)), stdout, text, float(m.group(2)))
 
 
 def run_one(args, cat, name, d):
@@ -179,17 +195,22 @@ def run_one(args, cat, name, d):
     with open(log, "w") as f:
         f.write(" ".join(cmd) + "\n" + " ".join(run) + "\nrc=%d seconds=%.0f\n" % (p.returncode, secs))
         f.write("--- stdout\n" + p.stdout + "\n--- stderr\n" + p.stderr)
-    if p.returncode in (124, 137):
+    return judge(d, p.returncode, p.stdout, text, secs)
+
+
+def judge(d, rc, prog_out, text, secs):
+    if rc in (124, 137):
         return "timeout", "", secs
-    if p.returncode == 2 and re.search(r"waiv", text, re.IGNORECASE):
+    if rc == 2 and re.search(r"waiv", text, re.IGNORECASE):
         return "waived", first_waive(text), secs
-    if p.returncode != 0:
+    if rc != 0:
         return "fail", first_error(text), secs
-    prog_out = p.stdout
     if re.search(r"FAIL", prog_out):
         return "fail", first_error(prog_out), secs
     if PASS.search(prog_out):
         return "pass", "", secs
+    if EXIT_CHECK.search(sources_text(d)):
+        return "pass", "exit code", secs
     return "nocheck", "", secs
 
 
@@ -209,6 +230,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="comma-separated sample names")
     ap.add_argument("--wait-file", default="", help="build first, run once this file exists")
+    ap.add_argument("--from-logs", action="store_true", help="judge the logs of an earlier run again")
     ap.add_argument("--classify-only", action="store_true")
     ap.add_argument("--gpuvp-args", default="", help="extra arguments to `gpuvp run`")
     args = ap.parse_args()
@@ -227,7 +249,8 @@ def main():
     results = {}
     todo = [s for s in samples if s[3] == "runtime"] if not args.classify_only else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futs = {pool.submit(run_one, args, s[0], s[1], s[2]): s for s in todo}
+        worker = (lambda a, c, n, d: from_log(a, n, d)) if args.from_logs else run_one
+        futs = {pool.submit(worker, args, s[0], s[1], s[2]): s for s in todo}
         for fut in concurrent.futures.as_completed(futs):
             s = futs[fut]
             res = fut.result()
@@ -239,7 +262,7 @@ def main():
         for cat, name, d, kind, detail in samples:
             res = results.get(name, (kind, detail, 0.0))
             f.write("%s\t%s\t%s\t%s\t%.0f\n" % (cat, name, res[0], res[1] or detail, res[2]))
-    order = ["pass", "nocheck", "waived", "fail", "build", "timeout", "graphics", "mathlib",
+    order = ["pass", "nocheck", "waived", "fail", "build", "timeout", "notrun", "graphics", "mathlib",
              "multigpu", "driver", "otherlib", "tegra", "runtime"]
     by = {}
     for cat, name, d, kind, detail in samples:
@@ -248,7 +271,7 @@ def main():
     print("| result | count | samples |\n|---|---|---|")
     for k in order:
         if k in by:
-            items = ", ".join(n + (" (%s)" % r if r and k not in ("pass", "nocheck") else "")
+            items = ", ".join(n + (" (%s)" % r if r and k not in ("nocheck",) else "")
                               for n, r in by[k])
             print("| %s | %d | %s |" % (k, len(by[k]), items))
 

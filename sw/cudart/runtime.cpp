@@ -835,6 +835,12 @@ cudaError_t Runtime::resolve(Function& function) {
   }
   driver_->release(*layout);
   if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok() && !function.refusal_told) {
+    function.refusal_told = true;
+    // The program only sees cudaErrorInvalidDeviceFunction; say once why the platform refused it.
+    std::fprintf(stderr, "gpuvp: kernel %s: the platform did not resolve it: %s\n", function.name.c_str(),
+                 done.message.c_str());
+  }
   return done.ok() ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 

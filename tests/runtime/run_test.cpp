@@ -653,6 +653,14 @@ TEST(GpuvpRun, TensorCoresAndAsyncCopiesRunOnTheTimingModel) {
 
 // ---- Bad input and faults.
 
+// A kernel whose call tree recurses (-rdc: no static stack bound in the cubin) launches, and its
+// results match the CPU's.
+TEST(GpuvpRun, RecursiveKernelLaunches) {
+  const ProcessResult r = run({kGpuvp, "run", "--", kPrograms + "/recursive_kernel"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS recursive_kernel"), std::string::npos) << describe(r);
+}
+
 // A failed device-side assert() answers cudaErrorAssert (not a generic launch failure) even when
 // the source path pushes the word "Assertion" out of the runtime's completion message.
 TEST(BadInput, DeviceAssertAnswersCudaErrorAssert) {
