@@ -653,6 +653,16 @@ TEST(GpuvpRun, TensorCoresAndAsyncCopiesRunOnTheTimingModel) {
 
 // ---- Bad input and faults.
 
+// `--set` takes one value: the program's own dash arguments after `--` reach the program.
+TEST(GpuvpRun, SetBeforeTheProgramLeavesItsDashArguments) {
+  const ProcessResult r =
+      run({kGpuvp, "run", "--set", "sim.threads=1", "--set", "sim.kernel_model=functional", "--", "/bin/echo", "-n",
+           "dash-argument-kept"},
+          kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("dash-argument-kept", 0), 0u) << describe(r);  // -n went to echo, not to gpuvp
+}
+
 // A kernel whose call tree recurses (-rdc: no static stack bound in the cubin) launches, and its
 // results match the CPU's.
 TEST(GpuvpRun, RecursiveKernelLaunches) {
