@@ -26,7 +26,8 @@ struct ConfigOptions {
     }
     command.add_option("--config,-c", config, "preset name or config file (default: v100)");
     command.add_option("--set,-s", overrides, "override one knob: --set gpu.sm.count=80 (repeatable)")
-        ->type_name("KEY=VALUE");
+        ->type_name("KEY=VALUE")
+        ->allow_extra_args(false);  // one value per --set, so `--set k=v -- ./app -x` ends at `--`
     command.add_option("--threads", threads,
                        "host threads stepping the SMs (same as --set sim.threads=N; results never depend on it)")
         ->check(CLI::Range(1u, 256u));

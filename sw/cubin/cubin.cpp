@@ -137,7 +137,10 @@ class Reader {
         k.min_stack_bytes = it->second.min_stack;
         k.max_stack_bytes = it->second.max_stack;
       }
-      k.local_bytes = std::max({k.frame_bytes, k.min_stack_bytes, k.max_stack_bytes});
+      // nvlink writes a stack size of 0xffffffff for a recursive call tree (no static bound): the
+      // bounded sizes stand, as the header says.
+      const auto bounded = [](uint32_t bytes) { return bytes == kUnboundedStack ? 0u : bytes; };
+      k.local_bytes = std::max({bounded(k.frame_bytes), bounded(k.min_stack_bytes), bounded(k.max_stack_bytes)});
       if (const auto shared = by_name.find(".nv.shared." + k.name); shared != by_name.end()) {
         if (shared->second->size > UINT32_MAX) return fail(shared->first + " of " + std::to_string(shared->second->size) + " bytes");
         k.static_shared_bytes = static_cast<uint32_t>(shared->second->size);

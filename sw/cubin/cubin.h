@@ -47,6 +47,8 @@
 namespace gpuvp::cubin {
 
 inline constexpr uint16_t kElfMachineCuda = 190;
+// A stack size nvlink writes for a kernel whose call tree recurses: no static bound.
+inline constexpr uint32_t kUnboundedStack = 0xffffffffu;
 
 struct KernelResources {
   std::string name;                  // the symbol (mangled, as in the PTX .entry)
@@ -54,8 +56,8 @@ struct KernelResources {
   uint32_t static_shared_bytes = 0;  // size of .nv.shared.<name> (0 when absent)
   uint32_t frame_bytes = 0;          // EIATTR_FRAME_SIZE
   uint32_t min_stack_bytes = 0;      // EIATTR_MIN_STACK_SIZE
-  uint32_t max_stack_bytes = 0;      // EIATTR_MAX_STACK_SIZE
-  uint32_t local_bytes = 0;          // per thread: the largest of the three above
+  uint32_t max_stack_bytes = 0;      // EIATTR_MAX_STACK_SIZE (any of the three: kUnboundedStack)
+  uint32_t local_bytes = 0;          // per thread: the largest of the three above (a bounded max)
   uint32_t max_threads = 0;          // product of EIATTR_MAX_THREADS (0: not given)
   uint32_t required_threads = 0;     // product of EIATTR_REQNTID (0: not given)
   uint32_t max_registers = 0;        // EIATTR_MAXREG_COUNT (0: not given)

@@ -171,7 +171,7 @@ cudaError_t Runtime::status_error(const driver::Completion& completion, const st
       case dev::Status::CooperativeLaunchTooLarge: error = cudaErrorCooperativeLaunchTooLarge; break;
       case dev::Status::IllegalAddress: error = cudaErrorIllegalAddress; break;
       case dev::Status::KernelTrap:
-        error = completion.message.find("assert") != std::string::npos ? cudaErrorAssert : cudaErrorLaunchFailure;
+        error = completion.message.rfind(dev::kAssertMessagePrefix, 0) == 0 ? cudaErrorAssert : cudaErrorLaunchFailure;
         break;
       case dev::Status::ModuleLoadFailed: error = cudaErrorInvalidPtx; break;
       case dev::Status::NotSupported: error = cudaErrorNotSupported; break;
@@ -835,6 +835,12 @@ cudaError_t Runtime::resolve(Function& function) {
   }
   driver_->release(*layout);
   if (done.lost) return cudaErrorDevicesUnavailable;
+  if (!done.ok() && !function.refusal_told) {
+    function.refusal_told = true;
+    // The program only sees cudaErrorInvalidDeviceFunction; say once why the platform refused it.
+    std::fprintf(stderr, "gpuvp: kernel %s: the platform did not resolve it: %s\n", function.name.c_str(),
+                 done.message.c_str());
+  }
   return done.ok() ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 

@@ -48,6 +48,7 @@ struct Function {
   const void* host_function = nullptr;
   std::string name;
   bool resolved = false;
+  bool refusal_told = false;  // the platform's reason for not resolving it was printed
   uint64_t handle = 0;
   uint32_t param_bytes = 0;
   std::vector<device::ParamLayout> params;

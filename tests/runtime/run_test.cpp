@@ -674,6 +674,33 @@ TEST(GpuvpRun, BarriersAndPipelinesRunOnTheTimingModel) {
 
 // ---- Bad input and faults.
 
+// `--set` takes one value: the program's own dash arguments after `--` reach the program.
+TEST(GpuvpRun, SetBeforeTheProgramLeavesItsDashArguments) {
+  const ProcessResult r =
+      run({kGpuvp, "run", "--set", "sim.threads=1", "--set", "sim.kernel_model=functional", "--", "/bin/echo", "-n",
+           "dash-argument-kept"},
+          kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("dash-argument-kept", 0), 0u) << describe(r);  // -n went to echo, not to gpuvp
+}
+
+// A kernel whose call tree recurses (-rdc: no static stack bound in the cubin) launches, and its
+// results match the CPU's.
+TEST(GpuvpRun, RecursiveKernelLaunches) {
+  const ProcessResult r = run({kGpuvp, "run", "--", kPrograms + "/recursive_kernel"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS recursive_kernel"), std::string::npos) << describe(r);
+}
+
+// A failed device-side assert() answers cudaErrorAssert (not a generic launch failure) even when
+// the source path pushes the word "Assertion" out of the runtime's completion message.
+TEST(BadInput, DeviceAssertAnswersCudaErrorAssert) {
+  const ProcessResult r = run({kGpuvp, "run", "--", kPrograms + "/device_assert"}, kRunTimeout);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("PASS device_assert"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("(cudaErrorAssert)"), std::string::npos) << describe(r);
+}
+
 // Every faulting launch is counted in the exit summary, the first fault of each kernel is shown
 // whole on stderr, and the CTA and thread survive a long kernel name in the runtime's message.
 TEST(BadInput, EveryFaultingLaunchIsCountedAndItsPlaceShown) {

@@ -1044,6 +1044,11 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
     case ptx::LaunchStatus::kInvalidLaunch: ++*stats_->invalid_launches; return Result::error(Status::InvalidLaunch, result.message);
     case ptx::LaunchStatus::kIllegalAddress:
     case ptx::LaunchStatus::kMisalignedAddress: ++*stats_->kernel_faults; return Result::error(Status::IllegalAddress, result.message);
+    case ptx::LaunchStatus::kAssertFailed:
+      // The prefix tells the runtime it is an assertion (cudaErrorAssert) however long the
+      // source path before "Assertion" is: the completion record keeps only the message's start.
+      ++*stats_->kernel_faults;
+      return Result::error(Status::KernelTrap, std::string(device::kAssertMessagePrefix) + result.message);
     default: ++*stats_->kernel_faults; return Result::error(Status::KernelTrap, result.message);
   }
 }

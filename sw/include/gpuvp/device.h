@@ -353,7 +353,8 @@ enum class Status : uint32_t {
   OutOfMemory = 4,
   InvalidLaunch = 5,         // illegal grid/block/shared-memory configuration
   IllegalAddress = 6,        // a kernel accessed memory it must not (the message says where)
-  KernelTrap = 7,            // trap or __assertfail in a kernel
+  KernelTrap = 7,            // trap or __assertfail in a kernel (the message of an assertion
+                             // starts with kAssertMessagePrefix)
   ModuleLoadFailed = 8,      // malformed or unsupported PTX (message: file:line:col: ...)
   NotSupported = 9,
   RingCorrupt = 10,          // the channel's indices are inconsistent; the channel is faulted
@@ -361,6 +362,9 @@ enum class Status : uint32_t {
   LaunchOutOfResources = 12, // a CTA cannot be resident on an SM by the kernel's told resources
   CooperativeLaunchTooLarge = 13,  // a cooperative grid's CTAs cannot all be resident at once
 };
+
+// How a KernelTrap completion's message starts when the trap was a failed device-side assert().
+inline constexpr char kAssertMessagePrefix[] = "device-side assert: ";
 
 struct CompletionRecord {
   uint64_t sequence;       // the command's sequence
