@@ -20,6 +20,7 @@ LAYERS = [
     ("platform/parallel/", 1, "infrastructure"),
     ("models/tlm/", 2, "conventions"),
     ("models/", 3, "models"),
+    ("platform/elastic_trace/", 3, "models"),  # the trace format the trace injectors read
     ("platform/", 4, "assembly"),
     ("sw/", None, "host software"),  # the host side: includes only sw/
 ]
