@@ -85,13 +85,22 @@ bool PointProcess::start() {
   fs::remove(dir / "stats.json", error);
   fs::remove(dir / "point.json", error);
   const Program& program = spec_.programs[point_.program];
-  std::vector<std::string> argv = {options_.gpuvp, "run", "--config", spec_.base};
+  std::vector<std::string> argv = {options_.gpuvp};
+  if (spec_.replay) {
+    argv.insert(argv.end(), {"replay", program.path});
+  } else {
+    argv.push_back("run");
+  }
+  argv.insert(argv.end(), {"--config", spec_.base});
   for (const auto& set : spec_.overrides(point_)) {
     argv.push_back("--set");
     argv.push_back(set);
   }
-  argv.insert(argv.end(), {"--stats", (dir / "stats.json").string(), "--", program.path});
-  argv.insert(argv.end(), program.args.begin(), program.args.end());
+  argv.insert(argv.end(), {"--stats", (dir / "stats.json").string()});
+  if (!spec_.replay) {
+    argv.insert(argv.end(), {"--", program.path});
+    argv.insert(argv.end(), program.args.begin(), program.args.end());
+  }
   {
     std::ofstream command(dir / "command.txt");
     for (const auto& a : argv) command << a << "\n";
@@ -194,7 +203,8 @@ PointRecord PointProcess::finish(int wait_status, bool timed_out) {
       record.message = "the program was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
     } else if (record.exit_code != 0) {
       record.status = PointStatus::Failed;
-      record.message = "gpuvp run exited with code " + std::to_string(record.exit_code);
+      record.message = std::string(spec_.replay ? "gpuvp replay" : "gpuvp run") + " exited with code " +
+                       std::to_string(record.exit_code);
     } else {
       record.status = PointStatus::Ok;
       std::ifstream in(dir / "stats.json");

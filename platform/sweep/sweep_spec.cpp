@@ -346,11 +346,21 @@ void Parser::parse_programs(const YAML::Node& node) {
     fs::path path(path_text);
     if (path.is_relative()) path = base_dir_ / path;
     path = path.lexically_normal();
-    if (!fs::is_regular_file(path)) {
+    if (spec_.replay) {
+      // A capture directory; gpuvp replay checks its trace when the point runs.
+      if (!fs::is_directory(path)) {
+        error(path_node, "mode replay: '" + path_text + "' is not a capture directory (gpuvp run --capture DIR) (" +
+                             path.string() + ")");
+        continue;
+      }
+      if (!program.args.empty()) {
+        error(item["args"], "mode replay: a captured trace takes no arguments (they were the captured program's)");
+        continue;
+      }
+    } else if (!fs::is_regular_file(path)) {
       error(path_node, "program '" + path_text + "' not found (" + path.string() + ")");
       continue;
-    }
-    if (::access(path.c_str(), X_OK) != 0) {
+    } else if (::access(path.c_str(), X_OK) != 0) {
       error(path_node, "program '" + path.string() + "' is not executable");
       continue;
     }
@@ -496,9 +506,9 @@ SweepSpec Parser::parse(const std::string& text) {
   if (const auto mode = root["mode"]) {
     const std::string m = scalar(mode, "'mode'");
     if (m == "replay") {
-      error(mode, "mode 'replay' (replay of a captured trace) is not available in this build; use 'execution'");
+      spec_.replay = true;
     } else if (m != "execution") {
-      error(mode, "unknown mode '" + m + "' (execution)");
+      error(mode, "unknown mode '" + m + "' (execution, replay)");
     }
   }
   if (const auto timeout = root["timeout"]) {

@@ -3,7 +3,9 @@
 //   name: clocks                      # optional; default: the file's stem
 //   base: v100                        # preset name or config file (relative to the spec)
 //   set: {sim.kernel_model: timing}   # optional overrides of the base for every point
-//   mode: execution                   # execution-driven (the only mode today)
+//   mode: execution                   # execution-driven; or replay: each program's path is a
+//                                     # capture directory (gpuvp run --capture), replayed with
+//                                     # gpuvp replay on each point's configuration
 //   timeout: 10 min                   # per point; optional
 //   knobs:                            # each entry one axis; axes combine as a Cartesian product
 //     gpu.sm.clock: [500 MHz, 1312 MHz, 1800 MHz]
@@ -51,7 +53,7 @@ struct KnobSetting {
 
 struct Program {
   std::string name;
-  std::string path;  // absolute
+  std::string path;  // absolute: the program, or in replay mode its capture directory
   std::vector<std::string> args;
 };
 
@@ -74,6 +76,7 @@ struct SweepSpec {
   std::string base;                    // preset name or absolute config path
   std::vector<std::string> base_sets;  // "knob=value" applied to every point first
   double timeout_s = 0;                // 0: none
+  bool replay = false;                 // mode: replay (points run gpuvp replay of a captured trace)
   std::vector<std::string> knobs;      // swept knob names, in axis order
   std::vector<std::vector<std::string>> axes;  // the knobs of each axis (several when zipped)
   std::vector<Program> programs;

@@ -276,6 +276,55 @@ TEST_F(SweepCli, BadSpecIsReportedWithFileAndLineBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(dir_ / "bad-sweep"));
 }
 
+// Replay mode: one captured run of vectorAdd replayed on two HBM clocks; each point equals a
+// single `gpuvp replay` of its configuration, and an unknown mode or a program that is not a
+// capture directory is refused before anything runs.
+TEST_F(SweepCli, ReplayModeSweepsACapturedTrace) {
+  const auto capture = gpuvp("run --capture cap -- " GPUVP_BUILD_DIR "/sw/workloads/bin/workload_vector_add");
+  ASSERT_EQ(capture.exit_code, 0) << capture.output;
+  write("replay.yaml",
+        "name: rp\n"
+        "mode: replay\n"
+        "knobs:\n"
+        "  memory.hbm.clock: [500 MHz, 1600 MHz]\n"
+        "programs: [{name: va, path: cap}]\n"
+        "metrics: [gpu.cycles, {stat: gpu.time_ps, kernel: vector_add, as: kernel_ps}]\n");
+  const auto run = gpuvp("sweep replay.yaml -j 2");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const json rows = load_json(dir_ / "rp-sweep/results.json")["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) EXPECT_EQ(row["status"], "ok") << row.dump();
+  EXPECT_NE(read(dir_ / "rp-sweep/points" / rows[0]["id"].get<std::string>() / "command.txt").find("replay\n"),
+            std::string::npos);
+  // A slower memory clock makes the replayed kernel longer.
+  EXPECT_GT(rows[0]["metrics"]["gpu.cycles"].get<double>(), rows[1]["metrics"]["gpu.cycles"].get<double>());
+  const auto single = gpuvp("replay cap --config v100 --set 'memory.hbm.clock=1600 MHz' --stats single.json");
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  EXPECT_EQ(rows[1]["metrics"]["gpu.cycles"],
+            load_json(dir_ / "single.json")["run"]["groups"]["gpu"]["counters"]["cycles"]["value"]);
+
+  write("ok.sh", "#!/bin/sh\nexit 0\n", true);
+  write("bad.yaml",
+        "mode: replayed\n"
+        "knobs: {gpu.sm.count: [1]}\n"
+        "programs: [ok.sh]\n"
+        "metrics: [gpu.cycles]\n");
+  const auto bad = gpuvp("sweep bad.yaml");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("bad.yaml:1:7: error: unknown mode 'replayed' (execution, replay)"), std::string::npos)
+      << bad.output;
+  write("bad2.yaml",
+        "mode: replay\n"
+        "knobs: {gpu.sm.count: [1]}\n"
+        "programs: [ok.sh]\n"
+        "metrics: [gpu.cycles]\n");
+  const auto bad2 = gpuvp("sweep bad2.yaml");
+  EXPECT_EQ(bad2.exit_code, 1);
+  EXPECT_NE(bad2.output.find("bad2.yaml:3:12: error: mode replay: 'ok.sh' is not a capture directory"),
+            std::string::npos)
+      << bad2.output;
+}
+
 const char* kTwoKnobScriptSpec =
     "name: grid\n"
     "knobs:\n"
