@@ -11,33 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/ptx/half_values.h"
 #include "tests/ptx/harness.h"
 
 namespace gpuvp::ptx::testing {
 namespace {
-
-uint16_t to_half(float v) {  // small integers only: exact
-  if (v == 0.0f) return 0;
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exponent) << 10) | ((bits >> 13) & 0x3ffu));
-}
-float from_half(uint16_t h) {
-  if ((h & 0x7fffu) == 0) return 0.0f;
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exponent = ((h >> 10) & 0x1fu) - 15 + 127;
-  const uint32_t bits = sign | (exponent << 23) | ((h & 0x3ffu) << 13);
-  float v;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-uint16_t to_bf16(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  return static_cast<uint16_t>(bits >> 16);
-}
 
 enum class In { kF16, kBF16, kTF32, kS8, kU8 };
 enum class Acc { kF32, kF16, kS32 };
