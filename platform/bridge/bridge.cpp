@@ -906,7 +906,7 @@ void Bridge::wake_semaphores(uint32_t channel) {
   }
 }
 
-const Bridge::IpcEvent* Bridge::live_ipc_event(uint64_t id) const {
+Bridge::IpcEvent* Bridge::live_ipc_event(uint64_t id) {
   const auto it = ipc_events_.find(id);
   if (it == ipc_events_.end()) return nullptr;
   const Slot& exporter = *slots_[it->second.channel];
@@ -935,7 +935,7 @@ void Bridge::ipc_event_command(uint32_t channel, uint32_t queue, const device::C
     complete(channel, queue, command.sequence, Status::Ok, id, 0, "");
     return;
   }
-  IpcEvent* event = const_cast<IpcEvent*>(live_ipc_event(a));
+  IpcEvent* event = live_ipc_event(a);
   const std::string name = "event handle " + std::to_string(a);
   if (event == nullptr) {
     fail(Status::InvalidHandle, name + " names no event (its program has exited?)");

@@ -162,7 +162,7 @@ class Bridge : public sc_core::sc_module, private IvshmemServer::Listener {
     uint64_t issued = 0;     // the latest ticket handed out
     uint64_t signalled = 0;  // the highest ticket written to the cell
   };
-  const IpcEvent* live_ipc_event(uint64_t id) const;  // nullptr once its exporter has left
+  IpcEvent* live_ipc_event(uint64_t id);  // nullptr once its exporter has left
   void ipc_event_command(uint32_t channel, uint32_t queue, const device::Command& command);
   void drop_ipc_events(uint32_t channel);  // the channel leaves: its exports end, their waiters wake
   void goodbye(uint32_t channel, uint32_t queue, const device::Command& command);
