@@ -7,9 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <regex>
+#include <thread>
 
 #include "tests/bridge/platform_fixture.h"
 
@@ -935,6 +937,10 @@ TEST(ClientDeath, KilledMidKernelFreesEverythingAndTheNextProgramRuns) {
   ::close(out[0]);
   ASSERT_EQ(line.rfind("launched", 0), 0u) << line;
   EXPECT_TRUE(eventually([&] { return platform.server().activity().kernels_started >= 1; }));
+  // The bridge counts the launch when it takes the command; the command processor begins the grid
+  // (and counts kernels_launched) a moment later on the simulation thread, with no outside signal
+  // of it. Give it that moment, so the kill lands while the endless kernel runs, also under ASan.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   ASSERT_EQ(::kill(child, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
