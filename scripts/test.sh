@@ -21,5 +21,8 @@ cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=${GPUVP_BUILD_
 cmake --build "$sanitize_build" -j"$(nproc)" --target \
   stats_test tlm_conventions_test testbench_test config_tests bridge_tests systemc_or_list_leak
 cd "$sanitize_build"
-ctest --output-on-failure -j"$(nproc)" -L '^(unit|config|bridge)$'
+# SystemC's coroutine stacks occasionally trip an internal ASan CHECK (asan_thread.cpp:371, in
+# __asan_handle_no_return on a SystemC thread), unrelated to the test's own code: a test that
+# fails is run once more (docs/hardening.md); a report that recurs fails the stage.
+ctest --output-on-failure -j"$(nproc)" --repeat until-pass:2 -L '^(unit|config|bridge)$'
 echo "sanitizer stage: $(( $(date +%s) - start )) s"
