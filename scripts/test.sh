@@ -15,6 +15,7 @@ build=${GPUVP_BUILD_DIR:-$root/build}
 
 if [ "${GPUVP_SANITIZE_STAGE:-1}" = 0 ]; then exit 0; fi
 sanitize_build=${GPUVP_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}  # as scripts/build.sh
 start=$(date +%s)
 cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=${GPUVP_BUILD_TYPE:-RelWithDebInfo} \
       -DGPUVP_SANITIZE=ON >/dev/null

@@ -3,7 +3,8 @@
 
 Usage:
   scripts/try_samples.py --tree DIR [--gpuvp build/gpuvp] [--out DIR] [--timeout 300]
-                         [--jobs 2] [--only NAME,...] [--classify-only]
+                         [--functional-timeout SECONDS] [--jobs 2] [--only NAME,...]
+                         [--classify-only]
 
 DIR holds the collection's Samples/ and Common/ (extract them from a checkout, e.g.
 `git archive HEAD Samples Common | tar -x -C DIR`). Every sample under Samples/0_* .. 6_* and
@@ -158,7 +159,15 @@ def first_error(text):
 
 def from_log(args, name, d):
     """Judges a sample again from the log of an earlier run (--from-logs)."""
-    log = read(os.path.join(args.out, name + ".log"))
+    result = judge_log(read(os.path.join(args.out, name + ".log")), d)
+    functional = os.path.join(args.out, name + ".log.functional")
+    if result[0] == "timeout" and os.path.exists(functional):
+        again = judge_log(read(functional), d)
+        return (again[0] + "-functional",) + again[1:]
+    return result
+
+
+def judge_log(log, d):
     m = re.search(r"^rc=(-?\d+) seconds=(\d+)$", log, re.MULTILINE)
     if not m:
         if log:
@@ -185,8 +194,21 @@ def run_one(args, cat, name, d):
         return "build", first_error(b.stdout + b.stderr), 0.0
     while args.wait_file and not os.path.exists(args.wait_file):
         time.sleep(5)
-    run = ["timeout", "-k", "10", str(args.timeout), "nice", "-n", "10",
-           os.path.abspath(args.gpuvp), "run"] + args.gpuvp_args + ["--", exe] + SHRUNK.get(name, [])
+    result = run_and_judge(args, name, d, cmd, log, args.gpuvp_args, args.timeout)
+    if result[0] == "timeout" and args.functional_timeout > 0:
+        # Too slow for the timing model within the limit: the program's own check on the
+        # functional model (same PTX semantics, no timing) says whether it runs correctly.
+        functional = run_and_judge(args, name, d, cmd, log + ".functional",
+                                   args.gpuvp_args + ["--set", "sim.kernel_model=functional"],
+                                   args.functional_timeout)
+        return (functional[0] + "-functional",) + functional[1:]
+    return result
+
+
+def run_and_judge(args, name, d, cmd, log, gpuvp_args, timeout):
+    run = ["timeout", "-k", "10", str(timeout), "nice", "-n", "10",
+           os.path.abspath(args.gpuvp), "run"] + gpuvp_args + ["--", os.path.abspath(
+               os.path.join(args.out, "bin", name))] + SHRUNK.get(name, [])
     t0 = time.time()
     p = subprocess.run(run, cwd=d, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                        errors="replace")
@@ -233,6 +255,9 @@ def main():
     ap.add_argument("--from-logs", action="store_true", help="judge the logs of an earlier run again")
     ap.add_argument("--classify-only", action="store_true")
     ap.add_argument("--gpuvp-args", default="", help="extra arguments to `gpuvp run`")
+    ap.add_argument("--functional-timeout", type=int, default=0,
+                    help="seconds: a sample that times out on the timing model runs again on the "
+                         "functional model with this limit (its result is marked -functional)")
     args = ap.parse_args()
     args.tree = os.path.abspath(args.tree)
     args.gpuvp_args = args.gpuvp_args.split()
@@ -262,8 +287,9 @@ def main():
         for cat, name, d, kind, detail in samples:
             res = results.get(name, (kind, detail, 0.0))
             f.write("%s\t%s\t%s\t%s\t%.0f\n" % (cat, name, res[0], res[1] or detail, res[2]))
-    order = ["pass", "nocheck", "waived", "fail", "build", "timeout", "notrun", "graphics", "mathlib",
-             "multigpu", "driver", "otherlib", "tegra", "runtime"]
+    order = ["pass", "nocheck", "waived", "fail", "build", "pass-functional", "nocheck-functional",
+             "waived-functional", "fail-functional", "timeout-functional", "timeout", "notrun",
+             "graphics", "mathlib", "multigpu", "driver", "otherlib", "tegra", "runtime"]
     by = {}
     for cat, name, d, kind, detail in samples:
         res = results.get(name, (kind, detail, 0.0))

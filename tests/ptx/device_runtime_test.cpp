@@ -217,5 +217,20 @@ TEST(DeviceRuntime, ChildLaunchesCarryKernelConfigurationArgumentsAndStream) {
   for (int t = 0; t < 32; ++t) EXPECT_EQ(got[1024 + t], 0) << t;  // cudaGetLastError: success
 }
 
+// C++ virtual functions (the CUDA samples' newdelete): a vtable is a .global initializer
+// naming functions, and each call goes through the function address loaded from it.
+TEST(DeviceRuntime, VirtualCallsGoThroughVtablesOfFunctionAddresses) {
+  RuntimeHarness h(1 << 20);
+  const int threads = 64;
+  std::vector<int> kind(threads);
+  for (int t = 0; t < threads; ++t) kind[t] = (t / 3) % 2;
+  const uint64_t dkind = h.harness.upload(kind), out = h.harness.upload(std::vector<int>(threads));
+  LaunchResult r = h.harness.launch("virtual_calls", Dim3(1), Dim3(threads), 0, dkind, out);
+  ASSERT_TRUE(r.ok()) << r.message;
+  auto o = h.harness.download<int>(out, threads);
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(o[t], kind[t] ? t * t : t * 3) << t;
+  EXPECT_EQ(h.runtime.heap_.live_bytes(), 0u);  // every object deleted
+}
+
 }  // namespace
 }  // namespace gpuvp::ptx

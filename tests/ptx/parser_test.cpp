@@ -139,7 +139,10 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"match_without_operands", kernel("  match.any.sync.b32;"), 8, 3, "expects 3 to 4 operands, got 0"},
         MalformedCase{"setp_without_compare", kernel("  setp.s32 %p1, %r1, %r2;"), 8, 3, "setp needs a comparison"},
         MalformedCase{"vector_width_mismatch", kernel("  ld.global.v4.u32 {%r1, %r2}, [p];"), 8, 20, "expected a vector of 4 elements"},
-        MalformedCase{"unknown_target", "!.version 9.0\n.target pdp11\n", 2, 9, "unknown target"}),
+        MalformedCase{"unknown_target", "!.version 9.0\n.target pdp11\n", 2, 9, "unknown target"},
+        // A vtable slot holds a 64-bit function address; a narrower slot cannot.
+        MalformedCase{"function_address_in_32_bit_slot", ".func f()\n{\n  ret;\n}\n.global .u32 table[1] = {f};\n", 8, 26,
+                      "function address initializer needs a 64-bit element"}),
     [](const ::testing::TestParamInfo<MalformedCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(PtxParser, UnsupportedInstructionsAreLoadTimeErrorsNamingThem) {

@@ -515,7 +515,13 @@ class Parser {
     const uint64_t elem_bytes = static_cast<uint64_t>(type_bytes(var.type));
     const Token& t = peek();
     uint64_t bits = 0;
-    if (t.kind == TokenKind::kIdentifier && (t.text == "generic" || program_variable_index(t.text))) {
+    if (auto function = t.kind == TokenKind::kIdentifier ? declared_function_index(t.text) : std::nullopt) {
+      // A function's address (a C++ virtual table): the same value `mov.u64 %rd, func` gives,
+      // which indirect calls decode.
+      next();
+      if (elem_bytes != 8) fail(t, "function address initializer needs a 64-bit element");
+      bits = kFunctionAddressBase + kFunctionAddressStride * *function;
+    } else if (t.kind == TokenKind::kIdentifier && (t.text == "generic" || program_variable_index(t.text))) {
       bool generic = t.text == "generic";
       if (generic) {
         next();
@@ -589,6 +595,12 @@ class Parser {
       if (t.kind == TokenKind::kFloat32 || t.kind == TokenKind::kFloat64) return t.integer;  // raw bits
     }
     fail(t, "expected a constant, found " + describe(t));
+  }
+
+  std::optional<uint32_t> declared_function_index(std::string_view name) const {
+    auto it = module_scope_.find(std::string(name));
+    if (it == module_scope_.end() || it->second.kind != Entity::Kind::kFunction) return std::nullopt;
+    return it->second.index;
   }
 
   std::optional<uint32_t> program_variable_index(std::string_view name) const {

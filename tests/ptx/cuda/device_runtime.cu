@@ -74,3 +74,25 @@ extern "C" __global__ void parent_launch(int* data) {
   }
   data[1024 + t] = static_cast<int>(cudaGetLastError());
 }
+
+// Virtual calls: the shapes' vtables are .global arrays initialized with function addresses.
+struct Shape {
+  __device__ virtual ~Shape() {}
+  __device__ virtual int area() const = 0;
+};
+struct Square : Shape {
+  int side;
+  __device__ explicit Square(int s) : side(s) {}
+  __device__ int area() const override { return side * side; }
+};
+struct Rectangle : Shape {
+  int width, height;
+  __device__ Rectangle(int w, int h) : width(w), height(h) {}
+  __device__ int area() const override { return width * height; }
+};
+extern "C" __global__ void virtual_calls(const int* kind, int* out) {
+  int t = threadIdx.x;
+  Shape* shape = kind[t] ? static_cast<Shape*>(new Square(t)) : static_cast<Shape*>(new Rectangle(t, 3));
+  out[t] = shape->area();
+  delete shape;
+}
