@@ -17,7 +17,7 @@ struct BridgeParams {
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
     using config::Dimension;
-    k.quantity(&BridgeParams::region_bytes, "platform.bridge.region_size", Dimension::Size, "1 GiB", "32 MiB",
+    k.quantity(&BridgeParams::region_bytes, "platform.bridge.region_size", Dimension::Size, "4 GiB", "32 MiB",
                "64 GiB",
                "shared region (header, channels, DMA window) handed to programs; a power of two, as QEMU's "
                "ivshmem requires; a memfd, so untouched pages cost nothing");

@@ -36,8 +36,8 @@ bool round_trip(int* host_in, int* host_out, size_t n, int add, cudaStream_t str
 int main() {
   cudaStream_t stream = nullptr;
   EXPECT_CUDA(cudaStreamCreate(&stream), cudaSuccess);
-  // 2 x 48 MiB: more than one program's share of the DMA window.
-  const size_t big = size_t{48} << 20;
+  // 2 x 160 MiB: more than one program's share of the DMA window (255.5 MiB of the default region).
+  const size_t big = size_t{160} << 20;
   int* in = nullptr;
   int* out = nullptr;
   EXPECT_CUDA(cudaMallocHost(&in, big * sizeof(int) / 4), cudaSuccess);

@@ -28,6 +28,13 @@ __global__ void count_system(unsigned* counter, unsigned* blocks_done, unsigned*
   }
 }
 
+// Adds its index to the first int of page `i` of a large mapped area; thread 0 also bumps the last int.
+__global__ void touch_pages(int* area, int stride, int pages, int count) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < pages) area[i * stride] += i;
+  if (i == 0) area[count - 1] += 1;
+}
+
 // Spins until the host sets *flag, counting its polls; then reports what it read after the flag.
 __global__ void wait_for_host(volatile int* flag, volatile int* payload, int* polls, int* got) {
   int count = 0;
@@ -113,6 +120,27 @@ int main(int argc, char** argv) {
   CHECK(reg[0] == 42.0f);
   EXPECT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dreg), reg, 0), cudaErrorInvalidValue);
   munmap(raw, bytes + 4096);
+
+  // ---- A large registration, as the streams sample makes: 64 MiB of the program's memory mapped
+  // for the device (more than a 1 GiB region's per-channel window held). A kernel adds its
+  // thread index to one int per 4 KiB page and to the last int; the host sees each in place.
+  {
+    const size_t big = size_t{64} << 20;
+    int* area = static_cast<int*>(mmap(nullptr, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    CHECK(area != MAP_FAILED);
+    const int count = static_cast<int>(big / sizeof(int)), stride = 1024, pages = count / stride;
+    for (int i = 0; i < count; i += stride) area[i] = i;
+    area[count - 1] = 7;
+    EXPECT_CUDA(cudaHostRegister(area, big, cudaHostRegisterMapped), cudaSuccess);
+    int* darea = nullptr;
+    EXPECT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&darea), area, 0), cudaSuccess);
+    touch_pages<<<(pages + 255) / 256, 256>>>(darea, stride, pages, count);
+    EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    for (int p = 0; p < pages; ++p) CHECK(area[p * stride] == p * stride + p);
+    CHECK(area[count - 1] == 7 + 1);
+    EXPECT_CUDA(cudaHostUnregister(area), cudaSuccess);
+    munmap(area, big);
+  }
 
   // ---- System-scope atomics on a mapped host counter.
   unsigned* counters = nullptr;
