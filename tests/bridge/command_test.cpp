@@ -480,6 +480,29 @@ TEST_F(Resources, EstimatedRegistersAndTheirFallbackAreLoud) {
   EXPECT_EQ(platform->counter("gpu.command_processor", "kernels_launched"), 3u);
 }
 
+// A client that loads modules without end is refused with OutOfMemory at the context's bound
+// (4096 loaded at once), not left to exhaust the platform; unloading one makes room again.
+TEST_F(Commands, ModulesPerContextAreBounded) {
+  const std::string text = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
+  const uint64_t image = client->allocate(text.size());
+  std::memcpy(client->at(image), text.data(), text.size());
+  std::vector<uint64_t> modules;
+  for (int i = 0; i < 4096; ++i) {
+    const auto r = run(Opcode::LoadModule, image, text.size());
+    ASSERT_OK(r) << i;
+    modules.push_back(r.value0);
+  }
+  const auto refused = run(Opcode::LoadModule, image, text.size());
+  EXPECT_STATUS(refused, Status::OutOfMemory);
+  EXPECT_NE(std::string(refused.message).find("at most 4096 modules"), std::string::npos) << refused.message;
+  ASSERT_OK(run(Opcode::UnloadModule, modules.back()));
+  modules.pop_back();
+  ASSERT_OK(run(Opcode::LoadModule, image, text.size()));
+  // The platform still serves kernels on this channel.
+  const uint64_t out = map(64);
+  ASSERT_OK(run(Opcode::Memset, out, 64, 0x5a));
+}
+
 TEST_F(Commands, ModuleVariablesThroughGetSymbol) {
   const uint64_t module = kernels();
   const uint64_t name = client->put_text("counter_table");

@@ -25,6 +25,11 @@ using device::Status;
 constexpr uint64_t kModuleTag = uint64_t{1} << 40;
 constexpr uint64_t kFunctionTag = uint64_t{2} << 40;
 constexpr uint64_t kMaxModuleBytes = uint64_t{64} << 20;
+// What one context may hold loaded at once: a client that loads modules without end runs out
+// here, with an error, before the platform's memory does (the parsed form of a module is a few
+// times its text).
+constexpr uint64_t kMaxModulesPerContext = 4096;
+constexpr uint64_t kMaxModuleBytesPerContext = uint64_t{512} << 20;
 constexpr uint64_t kMaxNameBytes = 4096;
 constexpr uint64_t kMaxAlignment = uint64_t{1} << 30;
 constexpr uint32_t kMaxThreadsPerBlock = 1024;
@@ -89,6 +94,7 @@ static_assert(kGridWorkspaces >= device::kQueuesPerChannel, "a cooperative kerne
 struct CommandProcessor::Context {
   struct Module {
     std::unique_ptr<ptx::LoadedModule> loaded;
+    uint64_t text_bytes = 0;
   };
   struct Function {
     uint64_t module = 0;
@@ -106,6 +112,7 @@ struct CommandProcessor::Context {
   std::map<uint64_t, Module> modules;
   std::map<uint64_t, Function> functions;
   uint64_t next_handle = 1;
+  uint64_t module_text_bytes = 0;  // of the modules loaded now
   uint64_t mapped_bytes = 0;
   // Grid workspaces of cooperative launches: kGridWorkspaces 8-byte cells, allocated at the
   // first cooperative launch; a bit per cell in use by a running kernel.
@@ -652,6 +659,14 @@ CommandProcessor::Result CommandProcessor::load_module(Context& context, uint32_
     return Result::error(Status::InvalidCommand, "LoadModule: image of " + std::to_string(bytes) +
                                                      " bytes (1 B .. 64 MiB)");
   }
+  if (context.modules.size() >= kMaxModulesPerContext ||
+      context.module_text_bytes + bytes > kMaxModuleBytesPerContext) {
+    return Result::error(Status::OutOfMemory,
+                         "LoadModule: this context holds " + std::to_string(context.modules.size()) + " modules of " +
+                             std::to_string(context.module_text_bytes) + " bytes; at most " +
+                             std::to_string(kMaxModulesPerContext) + " modules of " +
+                             std::to_string(kMaxModuleBytesPerContext) + " bytes together (unload one first)");
+  }
   std::string text(bytes, '\0');
   if (!dma_read(channel, address, text.data(), bytes)) {
     return Result::error(Status::InvalidAddress, "LoadModule: image " + hex(address) + " + " + std::to_string(bytes) +
@@ -671,7 +686,8 @@ CommandProcessor::Result CommandProcessor::load_module(Context& context, uint32_
   for (size_t i = 0; i < variables.size(); ++i) {
     context.variables[loaded->variable_addresses()[i]] = std::max<uint64_t>(variables[i].size, 1);
   }
-  context.modules[handle].loaded = std::move(loaded);
+  context.modules[handle] = Context::Module{std::move(loaded), bytes};
+  context.module_text_bytes += bytes;
   ++*stats_->modules_loaded;
   return Result::ok(handle);
 }
@@ -689,6 +705,7 @@ CommandProcessor::Result CommandProcessor::unload_module(Context& context, const
     context.variables.erase(address);
     context.memory.release(address);
   }
+  context.module_text_bytes -= it->second.text_bytes;
   context.modules.erase(it);
   ++*stats_->modules_unloaded;
   return Result::ok();
