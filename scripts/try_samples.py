@@ -233,7 +233,7 @@ def judge(d, rc, prog_out, text, secs):
         return "waived", first_waive(text), secs
     if rc != 0:
         return "fail", first_error(text), secs
-    if re.search(r"FAIL", prog_out):
+    if re.search(r"FAIL|Test failed", prog_out):
         return "fail", first_error(prog_out), secs
     printed = PRINTED_CHECK.get(os.path.basename(d))
     if printed:

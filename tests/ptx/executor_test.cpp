@@ -526,6 +526,25 @@ TEST(PtxExecutor, IndirectCallsWithDivergentTargetsAndRecursion) {
   }
 }
 
+TEST(PtxExecutor, ShuffleFromLanesNotTakingPartReadsZero) {
+  Harness h("basic");
+  std::vector<int> in(32);
+  for (int i = 0; i < 32; ++i) in[i] = i + 1;
+  const uint64_t din = h.upload(in), out = h.upload(std::vector<int>(32));
+  ASSERT_TRUE(h.launch("partial_warp_shuffle_sum", Dim3(1), Dim3(32), 0, din, out).ok());
+  const auto o = h.download<int>(out, 32);
+  // CPU reference: lane l < 8 sums in[l + k] over the offsets' tree, counting lanes >= 8 as 0.
+  std::vector<int> sum(in.begin(), in.begin() + 8);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    std::vector<int> next = sum;
+    for (int l = 0; l < 8; ++l) next[l] += l + offset < 8 ? sum[l + offset] : 0;
+    sum = next;
+  }
+  EXPECT_EQ(o[0], 36);  // 1 + 2 + ... + 8
+  for (int l = 0; l < 8; ++l) EXPECT_EQ(o[l], sum[l]) << l;
+  for (int l = 8; l < 32; ++l) EXPECT_EQ(o[l], (l + 1) * 1000) << l;
+}
+
 TEST(PtxExecutor, MemoryObserverSeesEveryAccessInItsSpace) {
   std::vector<MemoryAccess> accesses;
   ExecutorOptions options;

@@ -105,6 +105,19 @@ extern "C" __global__ void warp_ops(const int* in, int* out) {
   o[9] = (int)__match_all_sync(0xffffffff, v >= -1000, &pred) + pred;
 }
 
+// The reduction sample's tail: lanes 0..7 hold the partial sums and shuffle down with a mask of
+// themselves; lanes 8..31 (holding other values) do not take part, and their lanes read as 0.
+extern "C" __global__ void partial_warp_shuffle_sum(const int* in, int* out) {
+  const int lane = threadIdx.x;
+  int sum = in[lane] * 1000;  // what the idle lanes hold
+  const unsigned members = __ballot_sync(0xffffffff, lane < 8);
+  if (lane < 8) {
+    sum = in[lane];
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(members, sum, offset);
+  }
+  out[lane] = sum;
+}
+
 extern "C" __global__ void atomics(int* ints, unsigned* uints, float* floats, double* doubles, unsigned long long* u64) {
   __shared__ int shared_sum;
   __shared__ unsigned shared_max;
