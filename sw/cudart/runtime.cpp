@@ -932,7 +932,9 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) 
     host_allocations_[*address] = bytes;
     *ptr = driver_->pointer(*address);
     host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
-    if ((flags & cudaHostAllocMapped) != 0) {
+    // Unified addressing: every pinned allocation is reachable by kernels at its host address,
+    // mapped or not (a kernel spinning on a cudaMallocHost flag, as UnifiedMemoryPerf does).
+    {
       if (const cudaError_t e = map_for_device(to_address(*ptr), bytes == 0 ? 1 : bytes); e != cudaSuccess) {
         host_allocations_.erase(*address);
         host_alloc_flags_.erase(to_address(*ptr));

@@ -89,9 +89,14 @@ int main(int argc, char** argv) {
   EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
   for (int i = 0; i < n; ++i) CHECK(out[i] == 2.0f * static_cast<float>(i) + y[i]);
 
-  // ---- cudaMallocHost, mapped on demand by cudaHostGetDevicePointer.
+  // ---- cudaMallocHost: with unified addressing a kernel takes its host pointer as it is.
   float* plain = nullptr;
   EXPECT_CUDA(cudaMallocHost(&plain, n * sizeof(float)), cudaSuccess);
+  if (host_pointers) {
+    saxpy<<<(n + 255) / 256, 256>>>(x, y, plain, 4.0f, n);  // x, y mapped; plain only pinned
+    EXPECT_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < n; ++i) CHECK(plain[i] == 4.0f * static_cast<float>(i) + y[i]);
+  }
   float *dplain = nullptr, *dplain10 = nullptr;
   EXPECT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dplain10), plain + 10, 0), cudaSuccess);
   EXPECT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dplain), plain, 0), cudaSuccess);
