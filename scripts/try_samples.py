@@ -147,7 +147,7 @@ PRINTED_CHECK = {name: (re.compile(r"^\s*(Relative error:|Spot\s+\|)", re.MULTIL
                         re.compile(r"does not match expected result"))
                  for name in ("MC_EstimatePiInlineP", "MC_EstimatePiInlineQ", "MC_SingleAsianOptionP")}
 
-PASS = re.compile(r"passed|result = pass|\bPASS\b|returned OK|Compare OK|Test Successful|"
+PASS = re.compile(r"passed|result = pass|\bPASS\b|returned OK|Compare OK|Test Successful|Test success|"
                   r"^\s*OK\s*$|^Success$|0 Failures", re.IGNORECASE | re.MULTILINE)
 # A sample whose exit code is its check: exit(ok ? EXIT_SUCCESS : EXIT_FAILURE) and the like.
 EXIT_CHECK = re.compile(r"\?\s*EXIT_SUCCESS\s*:\s*EXIT_FAILURE|\?\s*EXIT_FAILURE\s*:\s*EXIT_SUCCESS")
@@ -233,6 +233,10 @@ def judge(d, rc, prog_out, text, secs):
         return "waived", first_waive(text), secs
     if rc != 0:
         return "fail", first_error(text), secs
+    # A kernel that faulted fails the run, whatever the program printed after it.
+    faulted = re.search(r"^gpuvp: kernel .* faulted: .*$", text, re.MULTILINE)
+    if faulted:
+        return "fail", faulted.group(0)[:200], secs
     if re.search(r"FAIL|Test failed", prog_out):
         return "fail", first_error(prog_out), secs
     printed = PRINTED_CHECK.get(os.path.basename(d))
