@@ -934,14 +934,12 @@ cudaError_t Runtime::malloc_host(void** ptr, std::size_t bytes, unsigned flags) 
     host_alloc_flags_[to_address(*ptr)] = HostRange{bytes, flags};
     // Unified addressing: every pinned allocation is reachable by kernels at its host address,
     // mapped or not (a kernel spinning on a cudaMallocHost flag, as UnifiedMemoryPerf does).
-    {
-      if (const cudaError_t e = map_for_device(to_address(*ptr), bytes == 0 ? 1 : bytes); e != cudaSuccess) {
-        host_allocations_.erase(*address);
-        host_alloc_flags_.erase(to_address(*ptr));
-        driver_->release(*address);
-        *ptr = nullptr;
-        return e;
-      }
+    if (const cudaError_t e = map_for_device(to_address(*ptr), bytes == 0 ? 1 : bytes); e != cudaSuccess) {
+      host_allocations_.erase(*address);
+      host_alloc_flags_.erase(to_address(*ptr));
+      driver_->release(*address);
+      *ptr = nullptr;
+      return e;
     }
     return cudaSuccess;
   }
@@ -1200,8 +1198,8 @@ cudaError_t Runtime::host_device_pointer(void** device, void* host, unsigned fla
     return address - it->first < it->second.bytes;
   };
   if (!covered()) {
-    // Pinned or registered memory not mapped yet (unified addressing maps it all): map the whole
-    // allocation or registration holding `host`.
+    // Registered memory not mapped yet (or pinned memory beyond the window, which cannot be):
+    // map the whole allocation or registration holding `host`.
     bool found = false;
     for (const auto* ranges : {&host_alloc_flags_, &registered_}) {
       auto it = ranges->upper_bound(address);
