@@ -1,9 +1,7 @@
 // Functional device memory: sparse pages, host copies, faults on unmapped ranges.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <numeric>
-#include <string>
 #include <vector>
 
 #include "models/gpu/ptx/memory.h"
@@ -52,42 +50,6 @@ TEST(PtxDeviceMemory, UnmappedAndReleasedRangesFault) {
   EXPECT_FALSE(memory.read(a, &value, 4));
   EXPECT_THROW(memory.load<uint32_t>(a), IllegalHostAccess);
   EXPECT_THROW(memory.release(a), IllegalHostAccess);
-}
-
-// Host memory follows what is written, not what is allocated: 12 GiB mapped (as a program that
-// fills a V100's memory does) and written in a few places cost a few pages of the host.
-static long resident_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
-TEST(PtxDeviceMemory, UntouchedPagesOfLargeAllocationsCostNoHostMemory) {
-  DeviceMemory memory;
-  const long before = resident_kib();
-  ASSERT_GT(before, 0);
-  const uint64_t big = uint64_t{12} << 30;
-  const uint64_t a = memory.allocate(big);
-  const uint64_t b = memory.allocate(1 << 20);  // adjacent range: reads never run from one into the other
-  for (uint64_t offset = 0; offset < big; offset += uint64_t{1} << 30) memory.store<uint64_t>(a + offset, offset + 7);
-  for (uint64_t offset = 0; offset < big; offset += uint64_t{1} << 30) {
-    EXPECT_EQ(memory.load<uint64_t>(a + offset), offset + 7);
-    EXPECT_EQ(memory.load<uint64_t>(a + offset + 4096), 0u);  // never written: zero
-  }
-  EXPECT_EQ(memory.load<uint64_t>(a + big - 8), 0u);
-  EXPECT_EQ(memory.load<uint64_t>(b), 0u);
-  // A copy across the end of the first allocation into the second works page by page.
-  const std::vector<uint8_t> bytes(8192, 0xab);
-  memory.copy_to_device(a + big - 4096, bytes.data(), bytes.size());
-  EXPECT_EQ(memory.load<uint8_t>(b + 4095), 0xab);
-  EXPECT_LT(resident_kib() - before, 64 * 1024) << "KiB resident after mapping 12 GiB";
-  memory.release(a);
-  uint8_t byte = 0;
-  EXPECT_FALSE(memory.read(a, &byte, 1));
-  EXPECT_EQ(memory.load<uint8_t>(b + 4095), 0xab);
 }
 
 }  // namespace

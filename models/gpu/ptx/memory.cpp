@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <new>
 #include <sstream>
-
-#include <sys/mman.h>
 
 namespace gpuvp::ptx {
 namespace {
@@ -23,32 +20,10 @@ uint64_t DeviceMemory::allocate(uint64_t size, uint64_t alignment) {
   uint64_t base = (next_free_ + alignment - 1) & ~(alignment - 1);
   // Each allocation gets its own pages, so a released one really faults afterwards.
   base = (base + kPageBytes - 1) & ~(kPageBytes - 1);
-  const uint64_t span = (bytes + kPageBytes - 1) & ~(kPageBytes - 1);
-  if (base + span < base) throw std::invalid_argument("allocation wraps around the address space");
-  Range range;
-  range.pages = span / kPageBytes;
-  if (span >= kReserveFromBytes) {
-    // Untouched pages read as zero and cost nothing until written.
-    void* reserved = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (reserved == MAP_FAILED) throw std::bad_alloc();
-    range.bytes = static_cast<uint8_t*>(reserved);
-    range.backing = Range::Backing::kReserved;
-  } else {
-    range.bytes = new uint8_t[span]();
-    range.backing = Range::Backing::kHeap;
-  }
-  ranges_.emplace(base / kPageBytes, range);
-  next_free_ = base + span;
+  map(base, bytes);
+  allocations_[base] = bytes;
+  next_free_ = base + ((bytes + kPageBytes - 1) & ~(kPageBytes - 1));
   return base;
-}
-
-DeviceMemory::~DeviceMemory() {
-  for (const auto& [first, range] : ranges_) free_range(range);
-}
-
-void DeviceMemory::free_range(const Range& range) {
-  if (range.backing == Range::Backing::kReserved) ::munmap(range.bytes, range.pages * kPageBytes);
-  if (range.backing == Range::Backing::kHeap) delete[] range.bytes;
 }
 
 uint64_t DeviceMemory::reserve(uint64_t size) {
@@ -58,53 +33,61 @@ uint64_t DeviceMemory::reserve(uint64_t size) {
 }
 
 void DeviceMemory::release(uint64_t address) {
-  auto it = address % kPageBytes == 0 ? ranges_.find(address / kPageBytes) : ranges_.end();
-  if (it == ranges_.end() || it->second.backing == Range::Backing::kForeign) {
-    throw IllegalHostAccess("release of " + hex(address) + ", which is not an allocation");
+  auto it = allocations_.find(address);
+  if (it == allocations_.end()) throw IllegalHostAccess("release of " + hex(address) + ", which is not an allocation");
+  const uint64_t first = address / kPageBytes;
+  const uint64_t last = (address + it->second - 1) / kPageBytes;
+  for (uint64_t page = first; page <= last; ++page) pages_.erase(page);
+  cache_epoch_ = next_cache_epoch();  // pages are gone: every thread's cached page is stale
+  allocations_.erase(it);
+}
+
+void DeviceMemory::map(uint64_t address, uint64_t size) {
+  if (size == 0) return;
+  if (address + size < address) throw std::invalid_argument("mapping wraps around the address space");
+  const uint64_t first = address / kPageBytes;
+  const uint64_t last = (address + size - 1) / kPageBytes;
+  for (uint64_t page = first; page <= last; ++page) {
+    auto& slot = pages_[page];
+    if (!slot) {
+      slot.reset(new uint8_t[kPageBytes]);
+      std::memset(slot.get(), 0, kPageBytes);
+    }
   }
-  free_range(it->second);
-  ranges_.erase(it);
-  cache_epoch_ = next_cache_epoch();  // pages are gone: every thread's cached range is stale
 }
 
 namespace {
 // One-entry translation cache per host thread (SMs read global memory from several threads in
-// a parallel step phase; the ranges themselves are only read then). An epoch names one
-// DeviceMemory in one mapping state: unique over the process, renewed when pages are unmapped.
-struct RangeCache {
+// a parallel step phase; the map itself is only read then). An epoch names one DeviceMemory in
+// one mapping state: unique over the process, renewed when pages are unmapped.
+struct PageCache {
   uint64_t epoch = 0;
-  uint64_t first_page = 0;
-  uint64_t pages = 0;
-  uint8_t* bytes = nullptr;
+  uint64_t page_number = ~0ULL;
+  uint8_t* page = nullptr;
 };
-thread_local RangeCache range_cache;
+thread_local PageCache page_cache;
 std::atomic<uint64_t> epoch_source{0};
 }  // namespace
 
 uint64_t DeviceMemory::next_cache_epoch() { return epoch_source.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 uint8_t* DeviceMemory::find_page(uint64_t page_number) const {
-  RangeCache& cache = range_cache;
-  if (cache.epoch == cache_epoch_ && page_number - cache.first_page < cache.pages) {
-    return cache.bytes + (page_number - cache.first_page) * kPageBytes;
+  PageCache& cache = page_cache;
+  if (cache.epoch == cache_epoch_ && page_number == cache.page_number) return cache.page;
+  uint8_t* page = nullptr;
+  if (auto it = pages_.find(page_number); it != pages_.end()) {
+    page = it->second.get();
+  } else if (foreign_pages_.empty()) {
+    return nullptr;
+  } else if (auto f = foreign_pages_.find(page_number); f != foreign_pages_.end()) {
+    page = f->second;
+  } else {
+    return nullptr;
   }
-  auto it = ranges_.upper_bound(page_number);
-  if (it == ranges_.begin()) return nullptr;
-  --it;
-  if (page_number - it->first >= it->second.pages) return nullptr;
   cache.epoch = cache_epoch_;
-  cache.first_page = it->first;
-  cache.pages = it->second.pages;
-  cache.bytes = it->second.bytes;
-  return it->second.bytes + (page_number - it->first) * kPageBytes;
-}
-
-bool DeviceMemory::pages_free(uint64_t first, uint64_t count) const {
-  auto it = ranges_.lower_bound(first);
-  if (it != ranges_.end() && it->first < first + count) return false;
-  if (it == ranges_.begin()) return true;
-  --it;
-  return it->first + it->second.pages <= first;
+  cache.page_number = page_number;
+  cache.page = page;
+  return cache.page;
 }
 
 void DeviceMemory::map_foreign(uint64_t address, uint64_t size, uint8_t* bytes) {
@@ -113,28 +96,20 @@ void DeviceMemory::map_foreign(uint64_t address, uint64_t size, uint8_t* bytes) 
   }
   const uint64_t first = address / kPageBytes;
   const uint64_t count = (size + kPageBytes - 1) / kPageBytes;
-  if (!pages_free(first, count)) {
-    for (uint64_t i = 0; i < count; ++i) {
-      if (!pages_free(first + i, 1)) {
-        throw std::invalid_argument("foreign mapping at " + hex(address) + " overlaps mapped page " +
-                                    hex((first + i) * kPageBytes));
-      }
+  for (uint64_t i = 0; i < count; ++i) {
+    if (pages_.count(first + i) != 0 || foreign_pages_.count(first + i) != 0) {
+      throw std::invalid_argument("foreign mapping at " + hex(address) + " overlaps mapped page " +
+                                  hex((first + i) * kPageBytes));
     }
   }
-  Range range;
-  range.pages = count;
-  range.bytes = bytes;
-  range.backing = Range::Backing::kForeign;
-  ranges_.emplace(first, range);
+  for (uint64_t i = 0; i < count; ++i) foreign_pages_[first + i] = bytes + i * kPageBytes;
 }
 
 void DeviceMemory::unmap_foreign(uint64_t address, uint64_t size) {
   const uint64_t first = address / kPageBytes;
   const uint64_t count = (size + kPageBytes - 1) / kPageBytes;
-  for (auto it = ranges_.lower_bound(first); it != ranges_.end() && it->first < first + count;) {
-    it = it->second.backing == Range::Backing::kForeign ? ranges_.erase(it) : std::next(it);
-  }
-  cache_epoch_ = next_cache_epoch();  // every thread's cached range may be one of them
+  for (uint64_t i = 0; i < count; ++i) foreign_pages_.erase(first + i);
+  cache_epoch_ = next_cache_epoch();  // every thread's cached page may be one of them
 }
 
 template <typename Visit>

@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gpuvp::ptx {
@@ -35,11 +36,9 @@ class IllegalHostAccess : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Sparse, paged device memory: pages exist only where a range was mapped, and host memory
-// only behind pages that were written (large allocations are reserved address space whose
-// pages the OS materializes on first write), so a 16 GiB cudaMalloc costs what the program
-// touches. Mapped pages start zeroed. Accesses outside mapped pages fail (page granularity,
-// like real GPUs).
+// Sparse, paged device memory: pages exist only where a range was mapped, so a 64-bit
+// device address space costs memory proportional to what is allocated. Mapped pages start
+// zeroed. Accesses outside mapped pages fail (page granularity, like real GPUs).
 class DeviceMemory final : public MemoryInterface {
  public:
   static constexpr uint64_t kPageBytes = 4096;
@@ -47,7 +46,6 @@ class DeviceMemory final : public MemoryInterface {
   static constexpr uint64_t kHeapBase = 0x0000'0007'0000'0000ULL;
 
   DeviceMemory() = default;
-  ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 
@@ -57,6 +55,8 @@ class DeviceMemory final : public MemoryInterface {
   uint64_t reserve(uint64_t size);
   // Unmaps an allocation made by allocate(); later accesses to it fault.
   void release(uint64_t address);
+  // Maps [address, address+size) at page granularity (zero-filled where new).
+  void map(uint64_t address, uint64_t size);
   bool is_mapped(uint64_t address, uint64_t size) const;
   // Maps the pages of [address, address + size) (address page aligned) onto memory this object
   // does not own (`bytes`, e.g. host memory shared with the program: zero-copy), so every access
@@ -86,26 +86,17 @@ class DeviceMemory final : public MemoryInterface {
   }
 
  private:
-  // Consecutive pages backed by consecutive host bytes: an allocation (owned) or a foreign
-  // mapping (zero-copy host memory, another context's pages).
-  struct Range {
-    uint64_t pages = 0;
-    uint8_t* bytes = nullptr;
-    enum class Backing : uint8_t { kForeign, kHeap, kReserved } backing = Backing::kForeign;
-  };
-  // Allocations from this size on are reserved address space (mmap), smaller ones heap bytes.
-  static constexpr uint64_t kReserveFromBytes = uint64_t{1} << 20;
-  static void free_range(const Range& range);
+  using Page = std::unique_ptr<uint8_t[]>;
   uint8_t* find_page(uint64_t page_number) const;
-  // True when no page of [first, first + count) is mapped.
-  bool pages_free(uint64_t first, uint64_t count) const;
   // Calls visit(page_bytes_or_null, offset_in_range, chunk) for each page touched.
   template <typename Visit>
   bool for_each_chunk(uint64_t address, uint64_t size, Visit&& visit) const;
 
-  std::map<uint64_t, Range> ranges_;  // first page number -> range; ranges never overlap
+  std::unordered_map<uint64_t, Page> pages_;  // page number -> bytes (never iterated)
+  std::unordered_map<uint64_t, uint8_t*> foreign_pages_;  // page number -> bytes owned elsewhere
+  std::map<uint64_t, uint64_t> allocations_;  // base -> size, for release()
   uint64_t next_free_ = kHeapBase;
-  // Most accesses hit the range of the previous one: each host thread keeps a one-entry cache
+  // Most accesses hit the page of the previous one: each host thread keeps a one-entry cache
   // (memory.cpp) tagged with this epoch, so concurrent reads (a parallel SM phase) do not race.
   static uint64_t next_cache_epoch();
   uint64_t cache_epoch_ = next_cache_epoch();
