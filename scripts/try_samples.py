@@ -200,21 +200,20 @@ def run_one(args, cat, name, d):
         return "build", first_error(b.stdout + b.stderr), 0.0
     while args.wait_file and not os.path.exists(args.wait_file):
         time.sleep(5)
-    result = run_and_judge(args, name, d, cmd, log, args.gpuvp_args, args.timeout)
+    result = run_and_judge(args, name, d, cmd, exe, log, args.gpuvp_args, args.timeout)
     if result[0] == "timeout" and args.functional_timeout > 0:
         # Too slow for the timing model within the limit: the program's own check on the
         # functional model (same PTX semantics, no timing) says whether it runs correctly.
-        functional = run_and_judge(args, name, d, cmd, log + ".functional",
+        functional = run_and_judge(args, name, d, cmd, exe, log + ".functional",
                                    args.gpuvp_args + ["--set", "sim.kernel_model=functional"],
                                    args.functional_timeout)
         return (functional[0] + "-functional",) + functional[1:]
     return result
 
 
-def run_and_judge(args, name, d, cmd, log, gpuvp_args, timeout):
+def run_and_judge(args, name, d, cmd, exe, log, gpuvp_args, timeout):
     run = ["timeout", "-k", "10", str(timeout), "nice", "-n", "10",
-           os.path.abspath(args.gpuvp), "run"] + gpuvp_args + ["--", os.path.abspath(
-               os.path.join(args.out, "bin", name))] + SHRUNK.get(name, [])
+           os.path.abspath(args.gpuvp), "run"] + gpuvp_args + ["--", exe] + SHRUNK.get(name, [])
     t0 = time.time()
     p = subprocess.run(run, cwd=d, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                        errors="replace")
