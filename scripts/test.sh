@@ -2,10 +2,13 @@
 # Command two: set up, build, and run the whole test suite; then the sanitizer stage.
 #
 # Sanitizer stage: a second tree (${GPUVP_SANITIZE_BUILD_DIR:-build-sanitize}) configured with
-# GPUVP_SANITIZE=ON (AddressSanitizer + UndefinedBehaviorSanitizer) builds what the unit, config
-# and bridge tests need and runs those tests (ctest labels); any sanitizer report fails its test
-# and the run. The runtime and conformance tests join once they run clean there (docs/hardening.md). ThreadSanitizer covers the parallel paths in the main tree
-# (parallel_tsan_stepping). GPUVP_SANITIZE_STAGE=0 skips the stage. docs/hardening.md says more.
+# GPUVP_SANITIZE=ON (AddressSanitizer + UndefinedBehaviorSanitizer) builds what the unit, config,
+# bridge, runtime (driver, transport, fatbin parser) and conformance (every workload on the PTX
+# model) tests need and runs those tests (ctest labels); any sanitizer report fails its test and
+# the run. The `gpuvp run` tests stay in the main tree: they need the whole platform and nvcc-built
+# programs loading an instrumented libcudart (docs/hardening.md). ThreadSanitizer covers the
+# parallel paths in the main tree (parallel_tsan_stepping). GPUVP_SANITIZE_STAGE=0 skips the stage.
+# docs/hardening.md says more.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -20,10 +23,11 @@ start=$(date +%s)
 cmake -S "$root" -B "$sanitize_build" -G Ninja -DCMAKE_BUILD_TYPE=${GPUVP_BUILD_TYPE:-RelWithDebInfo} \
       -DGPUVP_SANITIZE=ON >/dev/null
 cmake --build "$sanitize_build" -j"$(nproc)" --target \
-  stats_test tlm_conventions_test testbench_test config_tests bridge_tests systemc_or_list_leak
+  stats_test tlm_conventions_test testbench_test config_tests bridge_tests systemc_or_list_leak \
+  gpuvp_driver_tests gpuvp_fatbin_tests conformance_test
 cd "$sanitize_build"
 # SystemC's coroutine stacks occasionally trip an internal ASan CHECK (asan_thread.cpp:371, in
 # __asan_handle_no_return on a SystemC thread), unrelated to the test's own code: a test that
 # fails is run once more (docs/hardening.md); a report that recurs fails the stage.
-ctest --output-on-failure -j"$(nproc)" --repeat until-pass:2 -L '^(unit|config|bridge)$'
+ctest --output-on-failure -j"$(nproc)" --repeat until-pass:2 -L '^(unit|config|bridge|runtime|conformance)$'
 echo "sanitizer stage: $(( $(date +%s) - start )) s"

@@ -443,11 +443,18 @@ void Bridge::scan_channel(uint32_t channel) {
     return;
   }
   // HostWaiting is honoured out of queue order: take every new one, wherever it sits in its queue.
+  // The client may move a tail at any moment (also since rings_consistent read it): each tail is
+  // read once and judged again here, and the scan never walks backwards or past one ring's worth.
   if (s.phase == Slot::Phase::Active) {
     for (uint32_t q = 0; q < kQueues; ++q) {
       const uint32_t tail = load_acquire(ch.queues[q].tail.value);
+      if (tail - s.head[q] > device::kQueueEntries) {
+        fault(channel, "queue " + std::to_string(q) + ": tail " + std::to_string(tail) + " is not within " +
+                           std::to_string(device::kQueueEntries) + " entries of head " + std::to_string(s.head[q]));
+        return;
+      }
       uint32_t position = static_cast<int32_t>(s.scanned[q] - s.head[q]) > 0 ? s.scanned[q] : s.head[q];
-      for (; position != tail; ++position) {
+      for (; static_cast<int32_t>(tail - position) > 0; ++position) {
         const device::Command& entry = ch.queues[q].entries[position % device::kQueueEntries];
         if (__atomic_load_n(&entry.opcode, __ATOMIC_RELAXED) == static_cast<uint32_t>(Opcode::HostWaiting) &&
             s.registered.count({q, position}) == 0) {

@@ -394,6 +394,49 @@ TEST_F(Hostile, NeverReadingCompletionsStallsOnlyThatClient) {
   EXPECT_EQ(next->channel_index(), channel);
 }
 
+// A tail moved backwards (still within one ring of its head) after the platform looked at the
+// entries beyond it: the platform neither walks the ring around (2^32 entries, which stalled every
+// client for minutes; found by the command fuzzer) nor stalls anyone.
+TEST_F(Hostile, TailMovedBackwardsStallsNoOne) {
+  ASSERT_TRUE(victim && hostile);
+  RawClient& h = hostile->client();
+  device::CommandQueue& queue = h.channel().queues[3];
+  // Blocks the client until the platform answers; returns once it runs again, so that commands
+  // queued next are not handed to a queue's worker while the client still counts as waiting
+  // (RawClient::execute returns on its command's completion, before its HostWaiting's).
+  auto settle = [&] { return h.wait(h.submit(0, RawClient::command(Opcode::HostWaiting)), false).has_value(); };
+  ASSERT_TRUE(settle());
+  const auto start = std::chrono::steady_clock::now();
+  // Three rounds (the old walk took seconds each, far more under load): a hundred Nops queued and
+  // looked at, the tail moved back to the first, a Nop of queue 0 answered, the first one run.
+  for (int round = 0; round < 3; ++round) {
+    const uint32_t head = __atomic_load_n(&queue.head.value, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < 100; ++i) {
+      device::Command command = RawClient::command(Opcode::Nop);
+      command.sequence = 5000 + 100 * round + i;
+      std::memcpy(&queue.entries[(head + i) % device::kQueueEntries], &command, sizeof command);
+    }
+    __atomic_store_n(&queue.tail.value, head + 100, __ATOMIC_RELEASE);
+    const uint64_t rung = platform->server().activity().doorbells_received;
+    h.ring(device::kPlatformPeerId, device::kVectorCommand);
+    ASSERT_TRUE(eventually([&] { return platform->server().activity().doorbells_received > rung; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the platform looks at the hundred
+    __atomic_store_n(&queue.tail.value, head + 1, __ATOMIC_RELEASE);
+    h.ring(device::kPlatformPeerId, device::kVectorCommand);
+    const uint64_t nop = h.submit(0, RawClient::command(Opcode::Nop));
+    ASSERT_TRUE(settle()) << "round " << round << ": channel state "
+                          << __atomic_load_n(&h.channel().control.state, __ATOMIC_ACQUIRE);
+    const auto done = h.wait(nop, false);
+    ASSERT_TRUE(done.has_value());
+    EXPECT_EQ(done->status, uint32_t(Status::Ok)) << done->message;
+    ASSERT_TRUE(eventually([&] { return __atomic_load_n(&queue.head.value, __ATOMIC_ACQUIRE) == head + 1; }));
+  }
+  // A liveness bound, not a speed figure: the fixed platform needs a fraction of a second here.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(12));
+  std::atomic<bool> stop{false};
+  EXPECT_GE(victim_rounds(*victim, 1, stop), 1);
+}
+
 // A client that disconnects while its kernel runs (no Goodbye): the kernel is cancelled, the
 // channel freed; the victim's kernels run on, with correct results.
 TEST_F(Hostile, LeavingMidKernelCancelsOnlyThatClientsWork) {

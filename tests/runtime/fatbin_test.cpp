@@ -145,7 +145,8 @@ TEST(Fatbin, DeclaredUncompressedSizeIsNotTrusted) {
         std::memcpy(section.data() + entry + 56, &declared, sizeof declared);
         auto big = parse_fatbin(section.data() + offset, section.size() - offset, &error);
         ASSERT_TRUE(big.has_value()) << error;
-        const auto ptx = ptx_entries({*big});
+        const std::vector<Fatbin> parsed{*big};  // outlives the entry pointers into it
+        const auto ptx = ptx_entries(parsed);
         ASSERT_FALSE(ptx.empty());
         EXPECT_NE(ptx.front()->payload.find(".entry"), std::string::npos);  // the real PTX, whole
         EXPECT_LE(ptx.front()->payload.size(), real);
