@@ -313,27 +313,37 @@ Trace read_trace(const std::string& dir_or_file) {
   }
   if (body_bytes == 0) throw TraceFormatError(file + ": unfinished trace (the capture did not end; body size 0)");
   if (body_bytes > kMaxBody) throw TraceFormatError(file + ": corrupt header: body size " + std::to_string(body_bytes));
-  std::string body(body_bytes, '\0');
+  // The body grows with what the frame really holds (never trusting the declared size for the
+  // allocation: a few bytes of header must not make the reader zero gigabytes), and must come out
+  // exactly as large as the header says.
+  std::string body;
   ZSTD_DStream* stream = ZSTD_createDStream();
   ZSTD_inBuffer zin{bytes.data() + kFileHeaderBytes, bytes.size() - kFileHeaderBytes, 0};
-  ZSTD_outBuffer zout{body.data(), body.size(), 0};
+  size_t produced = 0;
   size_t r = 1;
   while (zin.pos < zin.size) {
+    if (produced == body.size() && body.size() < body_bytes) {
+      body.resize(std::min<uint64_t>(body_bytes, std::max<uint64_t>(2 * produced, ZSTD_DStreamOutSize())));
+    }
+    const size_t consumed = zin.pos;
+    ZSTD_outBuffer zout{body.data(), body.size(), produced};
     r = ZSTD_decompressStream(stream, &zout, &zin);
     if (ZSTD_isError(r)) {
       ZSTD_freeDStream(stream);
       throw TraceFormatError(file + ": corrupt trace: " + ZSTD_getErrorName(r));
     }
+    const bool progress = zin.pos != consumed || zout.pos != produced;
+    produced = zout.pos;
     if (r == 0) break;
-    if (zout.pos == zout.size && zin.pos < zin.size) {
+    if (!progress) {  // the body is full and the frame has more content
       ZSTD_freeDStream(stream);
       throw TraceFormatError(file + ": corrupt trace: more data than the header's body size");
     }
   }
   ZSTD_freeDStream(stream);
-  if (r != 0 || zout.pos != body.size()) {
-    throw TraceFormatError(file + ": truncated trace: " + std::to_string(zout.pos) + " of " +
-                           std::to_string(body.size()) + " body bytes");
+  if (r != 0 || produced != body_bytes) {
+    throw TraceFormatError(file + ": truncated trace: " + std::to_string(produced) + " of " +
+                           std::to_string(body_bytes) + " body bytes");
   }
   Trace trace;
   Reader rd(body, file);

@@ -240,6 +240,28 @@ TEST(ElasticTrace, RejectsTruncatedFiles) {
   }
 }
 
+// The header's body size bounds the body but never sizes an allocation: a header declaring
+// 60 GiB in front of a small frame once made the reader zero 60 GiB before decompressing (found by
+// the elastic fuzzer). A body size smaller than the frame's content is an error too.
+TEST(ElasticTrace, DeclaredBodySizeIsNotTrusted) {
+  const std::string dir = temp_dir("declared");
+  const std::string path = write_sample(dir);
+  const std::string bytes = slurp(path);
+  auto with_body_size = [&](uint64_t declared) {
+    std::string damaged = bytes;
+    for (int i = 0; i < 8; ++i) damaged[16 + i] = static_cast<char>(declared >> (8 * i));
+    spit(path, damaged);
+  };
+  uint64_t real = 0;
+  for (int i = 0; i < 8; ++i) real |= uint64_t{static_cast<uint8_t>(bytes[16 + i])} << (8 * i);
+  with_body_size(uint64_t{60} << 30);
+  expect_error(dir, "truncated trace: " + std::to_string(real) + " of " + std::to_string(uint64_t{60} << 30));
+  with_body_size(real / 2);
+  expect_error(dir, "more data than the header's body size");
+  with_body_size(real);
+  EXPECT_NO_THROW(read_trace(dir));
+}
+
 TEST(ElasticTrace, RejectsFlippedBytes) {
   const std::string dir = temp_dir("flipped");
   const std::string path = write_sample(dir);
