@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target for SECONDS each (default 60), from the seed corpora in the repo.
 # Usage: bench/fuzz/run.sh [SECONDS] [BUILD_DIR] [TARGET...]
-#   TARGET: ptx fatbin cubin config trace elastic sweep command (default: all). Builds the fuzzers first unless
+#   TARGET: ptx fatbin cubin config trace elastic sweep stats command (default: all). Builds the
+#   fuzzers first unless
 #   FUZZ_NO_BUILD=1. FUZZ_RUNS=N bounds each run by input count instead, with the corpus reset to
 #   the seeds, so that a run is the same every time (what the test suite's smoke runs use).
 # Crashing inputs are written to BUILD_DIR/bench/fuzz/NAME-crash-*; a crash fails the run. Turn
@@ -11,7 +12,7 @@ seconds="${1:-60}"
 build="${2:-build}"
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(ptx fatbin cubin config trace elastic sweep command); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(ptx fatbin cubin config trace elastic sweep stats command); fi
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 build="$(cd "$build" && pwd)"
