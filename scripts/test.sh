@@ -26,8 +26,8 @@ cmake --build "$sanitize_build" -j"$(nproc)" --target \
   stats_test tlm_conventions_test testbench_test config_tests bridge_tests systemc_or_list_leak \
   gpuvp_driver_tests gpuvp_fatbin_tests conformance_test
 cd "$sanitize_build"
-# SystemC's coroutine stacks occasionally trip an internal ASan CHECK (asan_thread.cpp:371, in
-# __asan_handle_no_return on a SystemC thread), unrelated to the test's own code: a test that
-# fails is run once more (docs/hardening.md); a report that recurs fails the stage.
+# A test that fails is run once more and a report that recurs fails the stage: a guard kept from
+# when reused SystemC coroutine stacks tripped ASan's asan_thread.cpp:371 CHECK now and then
+# (platform/sanitizer prevents that; docs/hardening.md).
 ctest --output-on-failure -j"$(nproc)" --repeat until-pass:2 -L '^(unit|config|bridge|runtime|conformance)$'
 echo "sanitizer stage: $(( $(date +%s) - start )) s"
