@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -194,15 +195,42 @@ json record_to_json(const PointRecord& record, const SweepSpec& spec) {
   return json::parse(out.dump());
 }
 
+namespace {
+
+// An integer of a point record as written: a JSON integer within T's range. A float, a string or
+// an integer out of range makes the record unreadable (nlohmann's conversion of 1e60 to an int
+// is undefined behaviour; found by the stats fuzzer).
+template <class T>
+std::optional<T> integer_field(const json& in, const char* name, std::optional<T> missing) {
+  const auto it = in.find(name);
+  if (it == in.end()) return missing;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v <= static_cast<uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(v);
+  } else if (it->is_number_integer()) {
+    const int64_t v = it->get<int64_t>();
+    if (v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+        (v < 0 || static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+      return static_cast<T>(v);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<PointRecord> record_from_json(const json& in, const SweepSpec& spec) {
   try {
     PointRecord record;
     record.id = in.at("id").get<std::string>();
-    record.index = in.at("index").get<size_t>();
+    const auto index = integer_field<size_t>(in, "index", std::nullopt);
+    const auto exit_code = integer_field<int>(in, "exit_code", 0);
+    if (!index || !exit_code) return std::nullopt;
+    record.index = *index;
     const auto status = parse_status(in.at("status").get<std::string>());
     if (!status) return std::nullopt;
     record.status = *status;
-    record.exit_code = in.value("exit_code", 0);
+    record.exit_code = *exit_code;
     record.host_seconds = in.value("host_seconds", 0.0);
     const auto& metrics = in.at("metrics");
     const json units = in.value("metric_units", json::object());

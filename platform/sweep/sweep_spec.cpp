@@ -346,19 +346,23 @@ void Parser::parse_programs(const YAML::Node& node) {
     fs::path path(path_text);
     if (path.is_relative()) path = base_dir_ / path;
     path = path.lexically_normal();
+    // The non-throwing forms: a path the system cannot even look up (too long, say) is an error
+    // of the spec like a missing one, with the system's reason.
+    std::error_code lookup;
+    auto reason = [&lookup] { return lookup ? ": " + lookup.message() : std::string(); };
     if (spec_.replay) {
       // A capture directory; gpuvp replay checks its trace when the point runs.
-      if (!fs::is_directory(path)) {
+      if (!fs::is_directory(path, lookup)) {
         error(path_node, "mode replay: '" + path_text + "' is not a capture directory (gpuvp run --capture DIR) (" +
-                             path.string() + ")");
+                             path.string() + ")" + reason());
         continue;
       }
       if (!program.args.empty()) {
         error(item["args"], "mode replay: a captured trace takes no arguments (they were the captured program's)");
         continue;
       }
-    } else if (!fs::is_regular_file(path)) {
-      error(path_node, "program '" + path_text + "' not found (" + path.string() + ")");
+    } else if (!fs::is_regular_file(path, lookup)) {
+      error(path_node, "program '" + path_text + "' not found (" + path.string() + ")" + reason());
       continue;
     } else if (::access(path.c_str(), X_OK) != 0) {
       error(path_node, "program '" + path.string() + "' is not executable");

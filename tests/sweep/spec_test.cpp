@@ -141,6 +141,42 @@ TEST_F(SpecTest, MissingProgramAndMalformedPartsAreAllReported) {
   EXPECT_NE(all.find("s.yaml:11:57: error: two metrics give the column 'c'"), std::string::npos) << all;
 }
 
+// A path the system cannot look up at all is the spec's error with the system's reason, not an
+// exception out of std::filesystem (found by the sweep fuzzer).
+TEST_F(SpecTest, UnlookablePathsAreReportedWithTheirReason) {
+  const std::string long_path = "/tmp/" + std::string(5000, 'x');
+  for (const char* mode : {"execution", "replay"}) {
+    const auto e = errors(std::string("base: v100\nmode: ") + mode + "\nprograms: [" + long_path +
+                          "]\nmetrics: [gpu.time_ps]\n");
+    std::string all;
+    for (const auto& m : e) all += m + "\n";
+    EXPECT_NE(all.find("s.yaml:3:12: error: "), std::string::npos) << all;
+    EXPECT_NE(all.find("File name too long"), std::string::npos) << all;
+  }
+}
+
+// Point records read back by --resume: integers must be integers in range, or the record is not
+// taken (a float like 1e60 converted to an int was undefined behaviour; found by the stats fuzzer).
+TEST_F(SpecTest, PointRecordsWithNonIntegerFieldsAreNotTaken) {
+  const SweepSpec spec = load(std::string("base: v100\n") + kPrograms);
+  auto record = [&](const std::string& index, const std::string& exit_code) {
+    return record_from_json(nlohmann::json::parse(R"({"id": "p", "index": )" + index + R"(, "status": "ok", "exit_code": )" +
+                                                  exit_code + R"(, "metrics": {")" + spec.metrics.at(0).column +
+                                                  R"(": 5}})"),
+                            spec);
+  };
+  const auto good = record("1", "0");
+  ASSERT_TRUE(good.has_value());
+  EXPECT_EQ(good->index, 1u);
+  EXPECT_EQ(good->metrics.at(0), 5.0);
+  EXPECT_FALSE(record("1", "1e60").has_value());
+  EXPECT_FALSE(record("1", "4294967296").has_value());
+  EXPECT_FALSE(record("1e60", "0").has_value());
+  EXPECT_FALSE(record("-1", "0").has_value());
+  EXPECT_FALSE(record("\"1\"", "0").has_value());
+  EXPECT_EQ(record("1", "-9")->exit_code, -9);
+}
+
 TEST_F(SpecTest, CombinationThePlatformRejectsIsBlamedOnItsValue) {
   // 97 KiB is no whole number of 16-way sets of 128 B lines.
   const auto e = errors(std::string("knobs:\n  memory.l2.slice_size: [192 KiB, 97 KiB]\n") + kPrograms);
