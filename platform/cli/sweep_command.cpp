@@ -172,15 +172,25 @@ int PlotCommand::execute() const {
   if (fs::is_directory(results)) results /= "results.json";
   std::ifstream in(results);
   const auto doc = nlohmann::json::parse(in, nullptr, false);
-  if (!in || doc.is_discarded() || doc.value("format", "") != "gpuvp-sweep-results") {
+  // The knob and metric names, read strictly: a file that is not a sweep's results.json, or one
+  // damaged by hand, is an error here rather than an exception out of the JSON library.
+  std::vector<std::string> knobs;
+  std::vector<std::string> columns;
+  bool readable = in && !doc.is_discarded() && doc.is_object();
+  try {
+    readable = readable && doc.value("format", "") == "gpuvp-sweep-results";
+    if (readable) {
+      for (const auto& k : doc.at("knobs")) knobs.push_back(k.at("name").get<std::string>());
+      for (const auto& m : doc.at("metrics")) columns.push_back(m.at("column").get<std::string>());
+    }
+  } catch (const nlohmann::json::exception&) {
+    readable = false;
+  }
+  if (!readable) {
     std::cerr << results.string() << ": error: not the results.json of a gpuvp sweep\n";
     return 1;
   }
   const auto& registry = loader_.registry();
-  std::vector<std::string> knobs;
-  for (const auto& k : doc["knobs"]) knobs.push_back(k["name"].get<std::string>());
-  std::vector<std::string> columns;
-  for (const auto& m : doc["metrics"]) columns.push_back(m["column"].get<std::string>());
   auto listed = [](const std::vector<std::string>& names) {
     std::string out;
     for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;

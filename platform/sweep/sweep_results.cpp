@@ -39,6 +39,20 @@ std::optional<double> json_number(const json& node) {
   return std::nullopt;
 }
 
+// A statistics file is outside input: `node[key]` only when node is an object holding it, else
+// null (nlohmann's const operator[] on a missing key is undefined behaviour, and value() throws
+// on a non-object; found by the stats fuzzer).
+const json& member(const json& node, const std::string& key) {
+  static const json null_value;
+  if (!node.is_object()) return null_value;
+  const auto it = node.find(key);
+  return it != node.end() ? *it : null_value;
+}
+std::string text_member(const json& node, const std::string& key) {
+  const json& value = member(node, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
 // Looks `name` up among one group's stats (run-scope layout when `full`, else kernel-compact).
 std::optional<double> stat_in_group(const json& group, const std::string& name, bool full, std::string& unit,
                                     bool& exists) {
@@ -47,8 +61,8 @@ std::optional<double> stat_in_group(const json& group, const std::string& name, 
     if (const auto s = c->find(name); s != c->end()) {
       exists = true;
       if (full) {
-        unit = s->value("unit", "");
-        return json_number((*s)["value"]);
+        unit = text_member(*s, "unit");
+        return json_number(member(*s, "value"));
       }
       return json_number(*s);
     }
@@ -56,7 +70,7 @@ std::optional<double> stat_in_group(const json& group, const std::string& name, 
   if (const auto r = group.find("ratios"); r != group.end()) {
     if (const auto s = r->find(name); s != r->end()) {
       exists = true;
-      return full ? json_number((*s)["value"]) : json_number(*s);
+      return full ? json_number(member(*s, "value")) : json_number(*s);
     }
   }
   // histogram: "name" is its mean; "name.field" a field of it
@@ -70,8 +84,8 @@ std::optional<double> stat_in_group(const json& group, const std::string& name, 
     if (const auto hs = group.find("histograms"); hs != group.end()) {
       if (const auto s = hs->find(h); s != hs->end() && s->contains(f)) {
         exists = true;
-        if (full) unit = s->value("unit", "");
-        return json_number((*s)[f]);
+        if (full) unit = text_member(*s, "unit");
+        return json_number(member(*s, f));
       }
     }
   }
@@ -145,15 +159,15 @@ std::optional<double> extract_metric(const json& stats, const Metric& metric, st
   std::optional<double> sum;
   bool matched = false;
   for (const auto& kernel : *kernels) {
-    if (!all && kernel.value("name", "") != metric.kernel) continue;
+    if (!all && text_member(kernel, "name") != metric.kernel) continue;
     matched = true;
     std::optional<double> value;
     if (metric.stat == "kernel.time_ps") {
-      value = kernel.contains("time_ps") ? json_number(kernel["time_ps"]["sum"]) : std::nullopt;
+      value = json_number(member(member(kernel, "time_ps"), "sum"));
       exists = value.has_value();
       run_unit = "ps";
     } else if (metric.stat == "kernel.launches") {
-      value = json_number(kernel.value("launches", json()));
+      value = json_number(member(kernel, "launches"));
       exists = value.has_value();
       run_unit = "launch";
     } else {
@@ -161,7 +175,7 @@ std::optional<double> extract_metric(const json& stats, const Metric& metric, st
       value = stat_in_scope(kernel, metric.stat, false, ignored, exists);
     }
     if (!exists) {
-      problem = "no statistic '" + metric.stat + "' in kernel '" + kernel.value("name", "") + "'";
+      problem = "no statistic '" + metric.stat + "' in kernel '" + text_member(kernel, "name") + "'";
       return std::nullopt;
     }
     if (!value) return std::nullopt;  // a ratio without a denominator: null

@@ -251,6 +251,32 @@ TEST(SweepMetrics, FoundByDottedNameInRunAndKernelScopes) {
   EXPECT_EQ(problem, "no kernel named 'c' ran");
 }
 
+// A statistics file damaged by hand or cut short: the metric has no value (or the statistic is
+// missing), never a crash (the reader once indexed missing keys of a const JSON object; found by
+// the stats fuzzer).
+TEST(SweepMetrics, MalformedStatisticsGiveNoValue) {
+  const auto stats = nlohmann::json::parse(R"({
+    "run": {"groups": {"gpu": {"counters": {"cycles": {"unit": 5}, "kernels": 3},
+                                "ratios": {"ipc": {}},
+                                "histograms": {"latency": {"count": "x"}}}}},
+    "kernels": [7, {"name": 3, "time_ps": 9, "launches": "two"},
+                {"name": "k", "groups": {"gpu": {"counters": {"cycles": "many"}}}}]})");
+  std::string unit, problem;
+  auto value = [&](const std::string& stat, const std::string& kernel = "") {
+    return extract_metric(stats, Metric{stat, stat, kernel}, unit, problem);
+  };
+  EXPECT_EQ(value("gpu.cycles"), std::nullopt);  // an object without "value"
+  EXPECT_EQ(unit, "");
+  EXPECT_EQ(value("gpu.kernels"), std::nullopt);  // a bare number where the run scope has objects
+  EXPECT_EQ(value("gpu.ipc"), std::nullopt);
+  EXPECT_EQ(value("gpu.latency.count"), std::nullopt);
+  EXPECT_EQ(value("kernel.time_ps", "*"), std::nullopt);
+  EXPECT_EQ(value("kernel.launches", "*"), std::nullopt);
+  EXPECT_EQ(value("gpu.cycles", "k"), std::nullopt);
+  EXPECT_EQ(extract_metric(nlohmann::json::parse("[1]"), Metric{"gpu.cycles", "c", ""}, unit, problem), std::nullopt);
+  EXPECT_EQ(problem, "the statistics have no run scope");
+}
+
 TEST(SweepSlurm, ScriptRunsOnePointPerArrayTask) {
   SweepSpec spec;
   spec.name = "clocks";

@@ -276,6 +276,21 @@ TEST_F(SweepCli, BadSpecIsReportedWithFileAndLineBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(dir_ / "bad-sweep"));
 }
 
+// A results.json that is not a sweep's, or one damaged by hand, is a clear error of gpuvp plot
+// (its reader once let the JSON library throw or read a missing key).
+TEST_F(SweepCli, PlotRefusesMalformedResults) {
+  const char* damaged[] = {"[1, 2]", R"({"format": 7})",
+                           R"({"format": "gpuvp-sweep-results", "knobs": [{"nam": 1}], "metrics": []})",
+                           R"({"format": "gpuvp-sweep-results", "metrics": []})"};
+  for (const char* text : damaged) {
+    write("results.json", text);
+    const auto run = gpuvp("plot results.json");
+    EXPECT_EQ(run.exit_code, 1) << text;
+    EXPECT_NE(run.output.find("results.json: error: not the results.json of a gpuvp sweep"), std::string::npos)
+        << text << "\n" << run.output;
+  }
+}
+
 // Replay mode: one captured run of vectorAdd replayed on two HBM clocks; each point equals a
 // single `gpuvp replay` of its configuration, and an unknown mode or a program that is not a
 // capture directory is refused before anything runs.
