@@ -40,6 +40,12 @@ static_assert(static_cast<uint32_t>(Opcode::IpcEventWait) + 1 == kOpcodeCount, "
 
 uint32_t u32(ChannelState state) { return static_cast<uint32_t>(state); }
 
+// Why a queue's tail cannot be trusted: more than one ring ahead of (or behind) its head.
+std::string tail_out_of_range(uint32_t queue, uint32_t tail, uint32_t head) {
+  return "queue " + std::to_string(queue) + ": tail " + std::to_string(tail) + " is not within " +
+         std::to_string(device::kQueueEntries) + " entries of head " + std::to_string(head);
+}
+
 }  // namespace
 
 device::DeviceInfo make_device_info(const PlatformParams& p) {
@@ -381,8 +387,7 @@ bool Bridge::rings_consistent(uint32_t channel, std::string& problem) {
   for (uint32_t q = 0; q < kQueues; ++q) {
     const uint32_t tail = load_acquire(ch.queues[q].tail.value);
     if (tail - s.head[q] > device::kQueueEntries) {
-      problem = "queue " + std::to_string(q) + ": tail " + std::to_string(tail) + " is not within " +
-                std::to_string(device::kQueueEntries) + " entries of head " + std::to_string(s.head[q]);
+      problem = tail_out_of_range(q, tail, s.head[q]);
       return false;
     }
     if (load_acquire(ch.queues[q].head.value) != s.head[q]) {
@@ -449,8 +454,7 @@ void Bridge::scan_channel(uint32_t channel) {
     for (uint32_t q = 0; q < kQueues; ++q) {
       const uint32_t tail = load_acquire(ch.queues[q].tail.value);
       if (tail - s.head[q] > device::kQueueEntries) {
-        fault(channel, "queue " + std::to_string(q) + ": tail " + std::to_string(tail) + " is not within " +
-                           std::to_string(device::kQueueEntries) + " entries of head " + std::to_string(s.head[q]));
+        fault(channel, tail_out_of_range(q, tail, s.head[q]));
         return;
       }
       uint32_t position = static_cast<int32_t>(s.scanned[q] - s.head[q]) > 0 ? s.scanned[q] : s.head[q];
