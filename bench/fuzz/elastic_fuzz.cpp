@@ -3,8 +3,6 @@
 // even, the rest is the file as it is (header, zstd frame, checksum); odd, the rest is the body
 // that the fuzzer wraps in a valid header and zstd frame, so the varint records themselves get
 // fuzzed past the container's checks. A malformed trace must end in TraceFormatError.
-#include <sys/mman.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include <cstddef>
@@ -13,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/fuzz/input_file.h"
 #include "platform/elastic_trace/elastic_trace.h"
 #include "platform/elastic_trace/trace_inspect.h"
 
@@ -47,15 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string file = (data[0] & 1) != 0 ? wrap(data + 1, size - 1)
                                                : std::string(reinterpret_cast<const char*>(data + 1), size - 1);
-  // The reader takes a path: the bytes go into an anonymous in-memory file.
-  static const int fd = ::memfd_create("elastic-fuzz", 0);
-  if (fd < 0) std::abort();
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, file.data(), file.size(), 0) != static_cast<ssize_t>(file.size())) {
-    std::abort();
-  }
+  const std::string path = input_file_path("elastic-fuzz", file.data(), file.size());
   try {
-    const gpuvp::elastic::Trace trace = gpuvp::elastic::read_trace("/proc/self/fd/" + std::to_string(fd));
+    const gpuvp::elastic::Trace trace = gpuvp::elastic::read_trace(path);
     (void)gpuvp::elastic::trace_summary(trace, file.size());
     (void)gpuvp::elastic::trace_records(trace, gpuvp::elastic::kNone, 2000);
   } catch (const gpuvp::elastic::TraceFormatError&) {

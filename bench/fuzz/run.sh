@@ -2,9 +2,9 @@
 # Runs every libFuzzer target for SECONDS each (default 60), from the seed corpora in the repo.
 # Usage: bench/fuzz/run.sh [SECONDS] [BUILD_DIR] [TARGET...]
 #   TARGET: ptx fatbin cubin config trace elastic sweep stats command (default: all). Builds the
-#   fuzzers first unless
-#   FUZZ_NO_BUILD=1. FUZZ_RUNS=N bounds each run by input count instead, with the corpus reset to
-#   the seeds, so that a run is the same every time (what the test suite's smoke runs use).
+#   fuzzers first unless FUZZ_NO_BUILD=1. FUZZ_RUNS=N bounds each run by input count instead,
+#   with the corpus reset to the seeds, so that a run is the same every time (what the test
+#   suite's smoke runs use).
 # Crashing inputs are written to BUILD_DIR/bench/fuzz/NAME-crash-*; a crash fails the run. Turn
 # each into a regression test: copy it to bench/fuzz/regressions/NAME/ (the suite runs them).
 set -euo pipefail
