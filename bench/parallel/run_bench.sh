@@ -8,6 +8,10 @@
 # everything else (boundaries, memory side, SystemC, host program), with the speed-up that
 # split allows at 2, 8, 16 and 64 threads (Amdahl, perfect balance). Runs alternate between
 # thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine.
+# WORKLOADS (default "va16 va20 mm256 mm512 bfs") picks the programs; SETS adds --set options to
+# every run (e.g. a 4x larger GPU: "gpu.sm.count=336 memory.l2.slices=128 memory.hbm.stacks=16").
+# On a machine without nvcc, PROGRAMS names a directory holding vector_add and matmul built from
+# bench/timing (bench/parallel/bundle.sh makes such a directory with gpuvp and its libraries).
 #
 #   bench/parallel/run_bench.sh [build-dir = build]    (needs gpuvp, lib/libcudart.so.13, nvcc)
 set -euo pipefail
@@ -18,14 +22,23 @@ threads_list=${THREADS:-1 2}
 repeat=${REPEAT:-2}
 distribution=${DISTRIBUTION:-static}
 window=${WINDOW:-16}
+workloads=${WORKLOADS:-va16 va20 mm256 mm512 bfs}
+sets=()
+for s in ${SETS:-}; do sets+=(--set "$s"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$nvcc" -cudart shared -o "$work/vector_add" "$here/../timing/vector_add.cu"
-"$nvcc" -cudart shared -o "$work/matmul" "$here/../timing/matmul.cu"
-bfs="$build/sw/workloads/bin/workload_bfs"
+if [ -n "${PROGRAMS:-}" ]; then
+  programs=$(cd "$PROGRAMS" && pwd)
+  bfs="$programs/workload_bfs"
+else
+  programs=$work
+  "$nvcc" -cudart shared -o "$work/vector_add" "$here/../timing/vector_add.cu"
+  "$nvcc" -cudart shared -o "$work/matmul" "$here/../timing/matmul.cu"
+  bfs="$build/sw/workloads/bin/workload_bfs"
+fi
 
-echo "host: $(nproc) CPUs; window $window cycles; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "host: $(nproc) CPUs; window $window cycles; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)${SETS:+; --set $SETS}"
 header="%-22s %14s"
 for t in $threads_list; do header+=" %10s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
@@ -43,7 +56,7 @@ bench() {  # name program args...
       local start end
       start=$(date +%s.%N)
       "$build/gpuvp" run --config v100 --threads "$t" --set "sim.sm_distribution=$distribution" \
-        --set "sim.window=$window" --set sim.window_profile=true \
+        --set "sim.window=$window" --set sim.window_profile=true "${sets[@]}" \
         --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err_$t.txt" || {
         echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err_$t.txt"; exit 1; }
       end=$(date +%s.%N)
@@ -81,10 +94,15 @@ if not same:
     sys.exit(1)
 PY
 }
-bench "vectorAdd 2^16" "$work/vector_add" 65536
-bench "vectorAdd 2^20" "$work/vector_add" 1048576
-bench "matmul 256 (shared)" "$work/matmul" 256
-bench "matmul 512 (shared)" "$work/matmul" 512
-bench "bfs (irregular)" "$bfs"
+for w in $workloads; do
+  case $w in
+    va16) bench "vectorAdd 2^16" "$programs/vector_add" 65536 ;;
+    va20) bench "vectorAdd 2^20" "$programs/vector_add" 1048576 ;;
+    mm256) bench "matmul 256 (shared)" "$programs/matmul" 256 ;;
+    mm512) bench "matmul 512 (shared)" "$programs/matmul" 512 ;;
+    bfs) bench "bfs (irregular)" "$bfs" ;;
+    *) echo "unknown workload '$w' (va16 va20 mm256 mm512 bfs)"; exit 2 ;;
+  esac
+done
 echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster;"
 echo " window-CPU share: of the 1-thread run's process CPU time, the part spent with SMs running windows)"
