@@ -263,7 +263,8 @@ void expect_thread_counts_identical(const std::string& workload) {
   for (const auto& [threads, distribution] : {std::pair<const char*, const char*>{"2", "static"}, {"4", "dynamic"}}) {
     const std::string path = base + "_" + threads + ".json";
     const ProcessResult r = run_workload(workload, path, {std::string("sim.threads=") + threads,
-                                                          std::string("sim.sm_distribution=") + distribution});
+                                                          std::string("sim.sm_distribution=") + distribution,
+                                                          "sim.parallel_min_work=0"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(r.out, r1.out) << workload << ": program output differs with " << threads << " threads";
     EXPECT_TRUE(without_host_side(slurp(path)) == without_host_side(j1))
@@ -290,7 +291,7 @@ void expect_windowed_thread_counts_identical(const std::string& workload, const 
   ASSERT_FALSE(kernels.empty());
   for (const char* threads : {"2", "4"}) {
     const std::string path = base + "_" + threads + ".json";
-    const ProcessResult r = run_workload(workload, path, {std::string("sim.threads=") + threads, w});
+    const ProcessResult r = run_workload(workload, path, {std::string("sim.threads=") + threads, w, "sim.parallel_min_work=0"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(r.out, r1.out) << workload << ": program output differs with " << threads << " threads";
     EXPECT_TRUE(without_host_side(slurp(path)) == without_host_side(j1))

@@ -149,7 +149,7 @@ const char* kStamps = R"(
 )";
 
 std::vector<uint64_t> run_stamps(const std::string& threads) {
-  testing::GpuCoreBench b({"gpu.sm.count=8", "gpu.sm.cluster_size=2", "sim.threads=" + threads});
+  testing::GpuCoreBench b({"gpu.sm.count=8", "gpu.sm.cluster_size=2", "sim.threads=" + threads, "sim.parallel_min_work=0"});
   const auto& k = b.load(testing::ptx_header() + kStamps, "stamps");
   const uint32_t n = 64 * 64;
   const uint64_t in = b.memory.allocate(4 * n), out = b.memory.allocate(16 * n);

@@ -108,13 +108,33 @@ TEST(GpuCore, ThreadCountsGiveIdenticalStatisticsAndResults) {
     for (const char* distribution : {"static", "dynamic"}) {
       std::string json;
       const std::vector<uint32_t> result =
-          run_tickets({std::string("sim.threads=") + threads, std::string("sim.sm_distribution=") + distribution}, &json,
-                      &phases);
+          run_tickets({std::string("sim.threads=") + threads, std::string("sim.sm_distribution=") + distribution,
+                       "sim.parallel_min_work=0"},
+                      &json, &phases);
       EXPECT_TRUE(result == reference) << threads << " threads, " << distribution;
       EXPECT_TRUE(json == reference_json) << threads << " threads, " << distribution;
       EXPECT_GT(phases, 0u);
     }
   }
+}
+
+// Phases too small to pay for the pool's wake-up run on one thread: with a threshold no phase
+// reaches, the pool never wakes; with the default, this small kernel's cycles mostly stay on one
+// thread. Either way the results and statistics are those of one thread.
+TEST(GpuCore, SmallPhasesRunOnOneThreadWithTheSameResults) {
+  std::string reference_json, json;
+  uint64_t phases = 0;
+  const std::vector<uint32_t> reference = run_tickets({}, &reference_json, &phases);
+  const std::vector<uint32_t> never = run_tickets({"sim.threads=4", "sim.parallel_min_work=100000000"}, &json, &phases);
+  EXPECT_EQ(phases, 0u);
+  EXPECT_TRUE(never == reference);
+  EXPECT_TRUE(json == reference_json);
+  uint64_t always_phases = 0;
+  run_tickets({"sim.threads=4", "sim.parallel_min_work=0"}, &json, &always_phases);
+  const std::vector<uint32_t> adaptive = run_tickets({"sim.threads=4"}, &json, &phases);
+  EXPECT_TRUE(adaptive == reference);
+  EXPECT_TRUE(json == reference_json);
+  EXPECT_LT(phases, always_phases);
 }
 
 TEST(GpuCore, ThreadedIdleSkippingMatchesTicking) {

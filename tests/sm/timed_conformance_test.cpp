@@ -184,7 +184,7 @@ TEST_P(TimedConformance, MatchesCpuReference) {
   };
   const Outcome one = run({});
   EXPECT_TRUE(one.passed) << one.report;
-  const Outcome three = run({"sim.threads=3", "sim.sm_distribution=dynamic"});
+  const Outcome three = run({"sim.threads=3", "sim.sm_distribution=dynamic", "sim.parallel_min_work=0"});
   EXPECT_TRUE(three.passed) << three.report;
   EXPECT_EQ(three.cycles, one.cycles);
   EXPECT_EQ(three.instructions, one.instructions);

@@ -272,7 +272,7 @@ TEST(UvmSuite, IdleSkippingLeavesEveryNumberOfAFaultBoundRunUnchanged) {
 // statistics with 1 and 2 host threads, and the program's check passes.
 TEST(UvmSuite, WindowedSteppingIsIdenticalForOneAndTwoThreads) {
   const SuiteRun one = run_suite("strided", {"uvm.prefetcher=none", "sim.window=16", "sim.threads=1"});
-  const SuiteRun two = run_suite("strided", {"uvm.prefetcher=none", "sim.window=16", "sim.threads=2"});
+  const SuiteRun two = run_suite("strided", {"uvm.prefetcher=none", "sim.window=16", "sim.threads=2", "sim.parallel_min_work=0"});
   expect_pass(one, "strided");
   expect_pass(two, "strided");
   if (!one.stats.is_object() || !two.stats.is_object()) return;

@@ -124,6 +124,22 @@ double SmStepper::cpu_seconds(clockid_t clock) {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+void SmStepper::run_due(const std::function<void(size_t)>& body) {
+  const size_t n = due_.size();
+  const uint64_t min_work = params_.parallel_min_work;
+  const bool timed = pool_.threads() > 1 && n >= 2 && min_work != 0 && (phases_run_++ & 63) == 0;
+  if (!timed && (min_work == 0 || sm_phase_ns_ * static_cast<double>(n) >= static_cast<double>(min_work))) {
+    pool_.run(n, params_.distribution, body);  // one thread, or one SM: a plain loop
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < n; ++k) body(k);
+  if (timed) {
+    sm_phase_ns_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                   static_cast<double>(n);
+  }
+}
+
 void SmStepper::step_window(uint64_t begin) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -148,7 +164,7 @@ void SmStepper::step_window(uint64_t begin) {
   if (observed) {
     for (size_t k = 0; k < due_.size(); ++k) body(k);
   } else {
-    pool_.run(due_.size(), params_.distribution, body);
+    run_due(body);
   }
   const auto t1 = clock::now();
   if (window_profile_) window_cpu_seconds_ += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
@@ -218,7 +234,7 @@ void SmStepper::step_cycle(uint64_t c) {
   if (observed) {
     for (const uint32_t i : due_) sms_[i]->step_parallel(c);
   } else {
-    pool_.run(due_.size(), params_.distribution, [this, c](size_t k) { sms_[due_[k]]->step_parallel(c); });
+    run_due([this, c](size_t k) { sms_[due_[k]]->step_parallel(c); });
   }
   for (const uint32_t i : due_) {
     Sm& sm = *sms_[i];

@@ -13,6 +13,8 @@
 // statistics. SMs not due at c are not visited; with no SM due before a known cycle the
 // process sleeps until then (or until a wake), and the pool's workers sleep between phases.
 // Kernels with a memory observer (tracing) keep their steps on the SystemC thread.
+// A phase whose SM work is estimated below `sim.parallel_min_work` host ns (from a phase timed on
+// one thread every 64) also runs on the SystemC thread alone: waking the pool would cost more.
 //
 // Windowed (sim.window = W > 1; platform/parallel/README.md): the SMs are partitions that run
 // alone for a window [T, T + W) of core cycles, each on some pool thread, with their global
@@ -30,6 +32,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -67,6 +70,10 @@ class SmStepper : public sc_core::sc_module {
   void step_window(uint64_t begin);
   void deliver_accepted();  // SC_METHOD on deferred_ready_
   static double cpu_seconds(clockid_t clock);
+  // body(k) for every k in [0, due_.size()): on the pool, or on this thread alone when the phase
+  // is estimated to be too small to pay for waking the pool (who runs an SM never changes what
+  // it computes, so results are the same either way).
+  void run_due(const std::function<void(size_t)>& body);
   // SM `i` from cycle `c` to the window's end (kNever: idle or waiting); `staged`: stop at a
   // serial-only instruction (returns that cycle with suspended_[i] set).
   uint64_t run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);
@@ -86,6 +93,8 @@ class SmStepper : public sc_core::sc_module {
   uint64_t windows_ = 0;
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   parallel::ThreadPool pool_;
+  uint64_t phases_run_ = 0;     // calls of run_due: every 64th runs on one thread, timed
+  double sm_phase_ns_ = 0;      // host ns per due SM, from the last timed single-thread phase
   bool in_cycle_ = false;       // stepping: wakes need no event
   sc_core::sc_event wake_;
 };
