@@ -11,11 +11,44 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/ptx/float_util.h"
 #include "tests/ptx/half_values.h"
 #include "tests/ptx/harness.h"
 
 namespace gpuvp::ptx::testing {
 namespace {
+
+// The fragment element conversions (every element of every mma) against the definition, for all
+// 2^16 half and bfloat16 bit patterns: sign, exponent and mantissa scaled with ldexp.
+double small_float_by_definition(uint32_t h, int mantissa_bits, int exponent_bits, int bias) {
+  const bool negative = (h >> (mantissa_bits + exponent_bits)) & 1;
+  const int exponent = static_cast<int>((h >> mantissa_bits) & ((1u << exponent_bits) - 1));
+  const double mantissa = h & ((1u << mantissa_bits) - 1);
+  if (exponent == (1 << exponent_bits) - 1) {
+    return mantissa != 0 ? std::numeric_limits<double>::quiet_NaN()
+                         : (negative ? -1 : 1) * std::numeric_limits<double>::infinity();
+  }
+  const double value = exponent == 0 ? std::ldexp(mantissa, 1 - bias - mantissa_bits)
+                                     : std::ldexp(mantissa + std::ldexp(1.0, mantissa_bits), exponent - bias - mantissa_bits);
+  return negative ? -value : value;
+}
+
+TEST(SmallFloats, EveryHalfAndBfloat16ConvertsExactly) {
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    const double half = fp::half_to_double(h), half_ref = small_float_by_definition(h, 10, 5, 15);
+    const double bf16 = fp::bf16_to_double(h), bf16_ref = small_float_by_definition(h, 7, 8, 127);
+    if (std::isnan(half_ref)) {
+      EXPECT_TRUE(std::isnan(half)) << std::hex << h;
+    } else {
+      EXPECT_EQ(std::memcmp(&half, &half_ref, sizeof half), 0) << std::hex << h << ": " << half << " vs " << half_ref;
+    }
+    if (std::isnan(bf16_ref)) {
+      EXPECT_TRUE(std::isnan(bf16)) << std::hex << h;
+    } else {
+      EXPECT_EQ(std::memcmp(&bf16, &bf16_ref, sizeof bf16), 0) << std::hex << h << ": " << bf16 << " vs " << bf16_ref;
+    }
+  }
+}
 
 enum class In { kF16, kBF16, kTF32, kS8, kU8 };
 enum class Acc { kF32, kF16, kS32 };

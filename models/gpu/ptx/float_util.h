@@ -370,6 +370,8 @@ inline uint32_t round_to_small_float(double x, int mantissa_bits, int exponent_b
   return sign | (static_cast<uint32_t>(value_exponent + exponent_bias) << mantissa_bits) | mantissa;
 }
 
+// Exact: every half / bf16 value is a double. Built from bits (not ldexp): tensor-core fragments
+// convert every element of every mma, and ldexp was most of the functional model's time there.
 inline double small_float_to_double(uint32_t h, int mantissa_bits, int exponent_bias) {
   const int exponent_bits = exponent_bias == 15 ? 5 : 8;
   const bool negative = (h >> (mantissa_bits + exponent_bits)) & 1;
@@ -379,9 +381,15 @@ inline double small_float_to_double(uint32_t h, int mantissa_bits, int exponent_
   if (exponent == (1u << exponent_bits) - 1) {
     value = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
   } else if (exponent == 0) {
-    value = std::ldexp(static_cast<double>(mantissa), 1 - exponent_bias - mantissa_bits);
+    // mantissa * 2^(1 - bias - mantissa_bits): a power of two inside double's normal range, so exact.
+    const uint64_t scale_bits = static_cast<uint64_t>(1023 + 1 - exponent_bias - mantissa_bits) << 52;
+    double scale;
+    std::memcpy(&scale, &scale_bits, sizeof scale);
+    value = static_cast<double>(mantissa) * scale;
   } else {
-    value = std::ldexp(static_cast<double>(mantissa | (1u << mantissa_bits)), static_cast<int>(exponent) - exponent_bias - mantissa_bits);
+    const uint64_t bits = (static_cast<uint64_t>(static_cast<int>(exponent) - exponent_bias + 1023) << 52) |
+                          (static_cast<uint64_t>(mantissa) << (52 - mantissa_bits));
+    std::memcpy(&value, &bits, sizeof value);
   }
   return negative ? -value : value;
 }
