@@ -11,8 +11,16 @@
 // a handler runs in the same pass, after the wakes of lower keys (where an sc_event would run
 // in the next delta cycle); one requested for the current time from outside runs in the next
 // delta cycle.
+//
+// A WakeDomain runs several modules' queues in one process (the memory side: crossbar, HBM, L2
+// slices): wakes due at one time run in (time, queue's order of joining, key) order, and a wake
+// one module asks of another for the current time runs in the same pass. What runs first at one
+// simulated time then no longer depends on SystemC's timed-event queue, whose order among equal
+// times follows its history (so a trace replay, which feeds the same requests from other
+// processes, sees the memory side act in the same order as the run it was captured from).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -25,20 +33,70 @@
 
 namespace gpuvp::memory {
 
-class WakeQueue {
- public:
-  using Handler = std::function<void(uint32_t key)>;
-  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+class WakeQueue;
 
-  // Spawns the method process: call while the owning module is being constructed.
-  WakeQueue(const char* name, uint32_t keys, Handler handler)
-      : slot_(keys, kNotQueued), handler_(std::move(handler)) {
-    heap_.reserve(keys);
+// One method process for the wake queues of several modules (see above). Build it before the
+// modules, during elaboration, and hand it to each module's WakeQueue; it outlives them.
+class WakeDomain {
+ public:
+  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  explicit WakeDomain(const char* name) {
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
     opts.dont_initialize();
     opts.set_sensitivity(&event_);
     sc_core::sc_spawn([this] { run(); }, sc_core::sc_gen_unique_name(name), &opts);
+  }
+  WakeDomain(const WakeDomain&) = delete;
+  WakeDomain& operator=(const WakeDomain&) = delete;
+
+ private:
+  friend class WakeQueue;
+  void join(WakeQueue* queue) { queues_.push_back(queue); }
+  void leave(WakeQueue* queue) {
+    for (auto& q : queues_) {
+      if (q == queue) q = nullptr;
+    }
+  }
+  // A member queue has a wake at t_ps.
+  void request(uint64_t t_ps) {
+    if (!running_ && t_ps < armed_) arm(t_ps);
+  }
+  void arm(uint64_t t_ps) {
+    armed_ = t_ps;
+    const uint64_t now = current_time().value();
+    event_.notify(t_ps > now ? sc_core::sc_time::from_value(t_ps - now) : sc_core::SC_ZERO_TIME);
+  }
+  inline void run();
+
+  std::vector<WakeQueue*> queues_;  // in the order they joined: that order breaks time ties
+  sc_core::sc_event event_;
+  uint64_t armed_ = kNever;
+  bool running_ = false;
+};
+
+class WakeQueue {
+ public:
+  using Handler = std::function<void(uint32_t key)>;
+  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+  // Spawns the method process (or, with a domain, joins its process): call while the owning
+  // module is being constructed.
+  WakeQueue(const char* name, uint32_t keys, Handler handler, WakeDomain* domain = nullptr)
+      : slot_(keys, kNotQueued), handler_(std::move(handler)), domain_(domain) {
+    heap_.reserve(keys);
+    if (domain_ != nullptr) {
+      domain_->join(this);
+      return;
+    }
+    sc_core::sc_spawn_options opts;
+    opts.spawn_method();
+    opts.dont_initialize();
+    opts.set_sensitivity(&event_);
+    sc_core::sc_spawn([this] { run(); }, sc_core::sc_gen_unique_name(name), &opts);
+  }
+  ~WakeQueue() {
+    if (domain_ != nullptr) domain_->leave(this);
   }
   WakeQueue(const WakeQueue&) = delete;
   WakeQueue& operator=(const WakeQueue&) = delete;
@@ -53,12 +111,24 @@ class WakeQueue {
       heap_[slot_[key]].first = t_ps;  // earlier than before: the entry can only move up
     }
     sift_up(slot_[key]);
-    if (!running_ && t_ps < armed_) arm(t_ps);
+    if (domain_ != nullptr) {
+      domain_->request(t_ps);
+    } else if (!running_ && t_ps < armed_) {
+      arm(t_ps);
+    }
   }
   // Time of the key's pending wake, kNever if none.
   uint64_t due(uint32_t key) const { return slot_[key] == kNotQueued ? kNever : heap_[slot_[key]].first; }
 
  private:
+  friend class WakeDomain;
+  uint64_t front_time() const { return heap_.empty() ? kNever : heap_.front().first; }
+  void run_front() {
+    const uint32_t key = heap_.front().second;
+    pop_top();
+    handler_(key);
+  }
+
   // An indexed binary min-heap: one entry per key with a pending wake, slot_ says where, so an
   // earlier wake moves the key's entry up instead of leaving a stale one behind. Entries are
   // unique (time, key) pairs, so the order they come out in is that of (time, key) alone.
@@ -119,9 +189,39 @@ class WakeQueue {
   std::vector<uint32_t> slot_;  // per key: index of its entry in heap_, kNotQueued if none
   std::vector<Item> heap_;      // min-heap on (time, key)
   Handler handler_;
+  WakeDomain* domain_ = nullptr;  // runs this queue's wakes, or none: this queue's own process
   sc_core::sc_event event_;
   uint64_t armed_ = kNever;  // time event_ is notified for (kNever: not notified)
   bool running_ = false;
 };
+
+// Every due wake of every member queue, the earliest first; among equal times the queue that
+// joined first, and within a queue the lower key. Wakes asked for now by a handler run in this
+// pass.
+void WakeDomain::run() {
+  const uint64_t now = current_time().value();
+  armed_ = kNever;
+  running_ = true;
+  for (;;) {
+    WakeQueue* next = nullptr;
+    uint64_t best = kNever;
+    for (WakeQueue* q : queues_) {
+      if (q == nullptr) continue;
+      const uint64_t t = q->front_time();
+      if (t <= now && t < best) {
+        best = t;
+        next = q;
+      }
+    }
+    if (next == nullptr) break;
+    next->run_front();
+  }
+  running_ = false;
+  uint64_t earliest = kNever;
+  for (WakeQueue* q : queues_) {
+    if (q != nullptr) earliest = std::min(earliest, q->front_time());
+  }
+  if (earliest != kNever) arm(earliest);
+}
 
 }  // namespace gpuvp::memory

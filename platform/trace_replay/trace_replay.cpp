@@ -113,7 +113,7 @@ class ReplayTop : public sc_core::sc_module {
         tracer_(tracer),
         clocks_(ClockDomains::from(p)),
         map_(p.l2, p.hbm),
-        l2_group_(map_.slices()),
+        memory_wakes_("memory_wake"),
         group_(stats.group("gpu")),
         kernels_(group_.counter("kernels", "kernel", "kernels replayed")),
         cycles_(group_.counter("cycles", "cycle", "core cycles of replayed kernels: begin -> end")),
@@ -139,11 +139,12 @@ class ReplayTop : public sc_core::sc_module {
     stepper_ = std::make_unique<InjectorStepper>("stepper", clocks_.core, injectors_);
     copy_engine_ = std::make_unique<gpu::CopyEngine>("copy_engine", stats, "gpu.copy_engine");
     crossbar_ = std::make_unique<gpu::Crossbar>("crossbar", p.crossbar, map_, static_cast<uint32_t>(clusters_.size()) + 1,
-                                                stats, "gpu.crossbar");
-    hbm_ = std::make_unique<memory::HbmController>("hbm", p.hbm, map_, stats, "memory.hbm");
+                                                stats, "gpu.crossbar", &memory_wakes_);
+    hbm_ = std::make_unique<memory::HbmController>("hbm", p.hbm, map_, stats, "memory.hbm", &memory_wakes_);
+    l2_group_ = std::make_unique<memory::L2SliceGroup>(map_.slices(), &memory_wakes_);
     for (uint32_t s = 0; s < map_.slices(); ++s) {
       slices_.push_back(std::make_unique<memory::L2Slice>(("l2_" + std::to_string(s)).c_str(), p.l2, map_, s, stats,
-                                                          "memory.l2[" + std::to_string(s) + "]", &l2_group_));
+                                                          "memory.l2[" + std::to_string(s) + "]", l2_group_.get()));
       bind_traced(crossbar_->slice, slices_.back()->in, tracer, monitors_, "l2");
       bind_traced(slices_.back()->dram, hbm_->socket, tracer, monitors_, "dram");
     }
@@ -313,6 +314,9 @@ class ReplayTop : public sc_core::sc_module {
   TraceObserver* tracer_;
   ClockDomains clocks_;
   memory::AddressMap map_;
+  // As in the timing model: crossbar, HBM, L2 slices wake in one process, joined in that order.
+  // Declared before them: they leave it when destroyed.
+  memory::WakeDomain memory_wakes_;
   std::vector<std::unique_ptr<TlmMonitor>> monitors_;
   std::vector<std::unique_ptr<gpu::TraceInjector>> injectors_;
   std::vector<std::unique_ptr<gpu::SmCluster>> clusters_;
@@ -320,7 +324,7 @@ class ReplayTop : public sc_core::sc_module {
   std::unique_ptr<gpu::CopyEngine> copy_engine_;
   std::unique_ptr<gpu::Crossbar> crossbar_;
   std::unique_ptr<memory::HbmController> hbm_;
-  memory::L2SliceGroup l2_group_;
+  std::unique_ptr<memory::L2SliceGroup> l2_group_;
   std::vector<std::unique_ptr<memory::L2Slice>> slices_;
   stats::Group& group_;
   stats::Counter& kernels_;

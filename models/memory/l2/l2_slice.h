@@ -66,7 +66,8 @@ class L2Slice;
 // its own.
 class L2SliceGroup {
  public:
-  explicit L2SliceGroup(uint32_t slices);
+  // `wakes`: the memory side's shared wake process (wake_queue.h), or none: the group's own.
+  explicit L2SliceGroup(uint32_t slices, WakeDomain* wakes = nullptr);
   L2SliceGroup(const L2SliceGroup&) = delete;
   L2SliceGroup& operator=(const L2SliceGroup&) = delete;
 
