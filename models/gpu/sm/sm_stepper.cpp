@@ -127,17 +127,20 @@ double SmStepper::cpu_seconds(clockid_t clock) {
 void SmStepper::run_due(const std::function<void(size_t)>& body) {
   const size_t n = due_.size();
   const uint64_t min_work = params_.parallel_min_work;
-  const bool timed = pool_.threads() > 1 && n >= 2 && min_work != 0 && (phases_run_++ & 63) == 0;
-  if (!timed && (min_work == 0 || sm_phase_ns_ * static_cast<double>(n) >= static_cast<double>(min_work))) {
-    pool_.run(n, params_.distribution, body);  // one thread, or one SM: a plain loop
-    return;
+  if (pool_.threads() > 1 && n >= 2 && min_work != 0) {
+    if ((phases_run_++ & 63) == 0) {  // timed on this thread: the estimate for the next 63
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t k = 0; k < n; ++k) body(k);
+      sm_phase_ns_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                     static_cast<double>(n);
+      return;
+    }
+    if (sm_phase_ns_ * static_cast<double>(n) < static_cast<double>(min_work)) {
+      for (size_t k = 0; k < n; ++k) body(k);
+      return;
+    }
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (size_t k = 0; k < n; ++k) body(k);
-  if (timed) {
-    sm_phase_ns_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
-                   static_cast<double>(n);
-  }
+  pool_.run(n, params_.distribution, body);  // one thread, or one SM: a plain loop
 }
 
 void SmStepper::step_window(uint64_t begin) {
