@@ -107,8 +107,8 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
     busy_ps_[d] = &g.counter(n + "_busy_ps", "ps", n + " link serialization time, summed over links");
     withheld_[d] = &g.counter(n + "_withheld", "packet", n + " packets whose acceptance waited for buffer room");
   }
-  // One process for both networks. Keys: per network its outputs' deliveries, then its arbiter
-  // (request network first); same-time wakes run in key order, so a delivery that frees a wire
+  // One wake queue for both networks (its own process, or the memory side's WakeDomain). Keys:
+  // per network its outputs' deliveries, then its arbiter (request network first); same-time wakes run in key order, so a delivery that frees a wire
   // slot is seen by the arbiter of the same instant.
   nets_[kRequest]->first_key = 0;
   nets_[kReply]->first_key = nets_[kRequest]->outputs + 1;

@@ -89,7 +89,7 @@ class Crossbar : public sc_core::sc_module {
   std::unique_ptr<Net> nets_[2];
   std::vector<std::unique_ptr<RouteExtension>> routes_;  // owns every route tag
   std::vector<RouteExtension*> free_routes_;
-  std::unique_ptr<memory::WakeQueue> wakes_;  // every arbiter and delivery: one process
+  std::unique_ptr<memory::WakeQueue> wakes_;  // every arbiter and delivery: one wake queue
 
   stats::Counter *packets_[2], *flits_[2], *busy_ps_[2], *withheld_[2];
 };

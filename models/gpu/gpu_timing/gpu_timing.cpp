@@ -67,7 +67,7 @@ struct GpuTiming::Impl {
   memory::WakeDomain memory_wakes;  // crossbar, HBM and L2 slices wake in one process, in that order
   Crossbar crossbar;  // a port per SM cluster, then the copy engine's
   memory::HbmController hbm;
-  memory::L2SliceGroup l2_group;  // the slices' one wake process
+  memory::L2SliceGroup l2_group;  // the slices' one wake queue
   std::vector<std::unique_ptr<memory::L2Slice>> slices;
   sc_core::sc_event finished;
   stats::Group& group;

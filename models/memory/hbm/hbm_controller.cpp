@@ -166,7 +166,7 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     channel_stats_.push_back(std::move(s));
 
   }
-  // One process for every pseudo-channel and the responses (keys 0 .. n-1: channels, n:
+  // One wake queue for every pseudo-channel and the responses (keys 0 .. n-1: channels, n:
   // responses; same-time wakes run in that order).
   wakes_ = std::make_unique<WakeQueue>("wake", n + 1, [this, n](uint32_t key) {
     if (key < n) run_channel(key);

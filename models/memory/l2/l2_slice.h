@@ -30,7 +30,7 @@
 // are full, every way of the set waits on a fill, or the DRAM queue is full.
 // Sector mask of a request: its GpuExtension::sector_mask when set, else the sectors its
 // address and length cover. A slice with nothing queued schedules no events. The slices of one
-// memory system run in one process, their L2SliceGroup's WakeQueue (models/memory/wake_queue.h):
+// memory system share one wake queue, their L2SliceGroup's (models/memory/wake_queue.h):
 // same-instant wakes run in slice order, and per slice pipeline, then responses, then DRAM.
 //
 // Statistics (group `stats_path`, e.g. "memory.l2[3]"): accesses, loads, stores, atomics,
@@ -61,9 +61,9 @@ namespace gpuvp::memory {
 
 class L2Slice;
 
-// The one wake process that the slices of one memory system share: whoever builds the slices
-// owns it (before them, during elaboration) and hands it to each. A slice built without one runs
-// its own.
+// The one wake queue that the slices of one memory system share (its own process, or the memory
+// side's WakeDomain): whoever builds the slices owns it (before them, during elaboration) and
+// hands it to each. A slice built without one runs its own.
 class L2SliceGroup {
  public:
   // `wakes`: the memory side's shared wake process (wake_queue.h), or none: the group's own.
