@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -35,8 +36,9 @@ namespace gpuvp::memory {
 
 class WakeQueue;
 
-// One method process for the wake queues of several modules (see above). Build it before the
-// modules, during elaboration, and hand it to each module's WakeQueue; it outlives them.
+// One method process for the wake queues of several modules (see above; a queue given none makes
+// a domain of its own). Build it before the modules, during elaboration, and hand it to each
+// module's WakeQueue; it outlives them.
 class WakeDomain {
  public:
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
@@ -71,7 +73,7 @@ class WakeDomain {
 
   std::vector<WakeQueue*> queues_;  // in the order they joined: that order breaks time ties
   sc_core::sc_event event_;
-  uint64_t armed_ = kNever;
+  uint64_t armed_ = kNever;  // time event_ is notified for (kNever: not notified)
   bool running_ = false;
 };
 
@@ -80,24 +82,17 @@ class WakeQueue {
   using Handler = std::function<void(uint32_t key)>;
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
-  // Spawns the method process (or, with a domain, joins its process): call while the owning
+  // Joins `domain`, or spawns a process of its own (a domain of one queue): call while the owning
   // module is being constructed.
   WakeQueue(const char* name, uint32_t keys, Handler handler, WakeDomain* domain = nullptr)
-      : slot_(keys, kNotQueued), handler_(std::move(handler)), domain_(domain) {
+      : slot_(keys, kNotQueued),
+        handler_(std::move(handler)),
+        own_domain_(domain == nullptr ? std::make_unique<WakeDomain>(name) : nullptr),
+        domain_(domain == nullptr ? own_domain_.get() : domain) {
     heap_.reserve(keys);
-    if (domain_ != nullptr) {
-      domain_->join(this);
-      return;
-    }
-    sc_core::sc_spawn_options opts;
-    opts.spawn_method();
-    opts.dont_initialize();
-    opts.set_sensitivity(&event_);
-    sc_core::sc_spawn([this] { run(); }, sc_core::sc_gen_unique_name(name), &opts);
+    domain_->join(this);
   }
-  ~WakeQueue() {
-    if (domain_ != nullptr) domain_->leave(this);
-  }
+  ~WakeQueue() { domain_->leave(this); }
   WakeQueue(const WakeQueue&) = delete;
   WakeQueue& operator=(const WakeQueue&) = delete;
 
@@ -111,11 +106,7 @@ class WakeQueue {
       heap_[slot_[key]].first = t_ps;  // earlier than before: the entry can only move up
     }
     sift_up(slot_[key]);
-    if (domain_ != nullptr) {
-      domain_->request(t_ps);
-    } else if (!running_ && t_ps < armed_) {
-      arm(t_ps);
-    }
+    domain_->request(t_ps);
   }
   // Time of the key's pending wake, kNever if none.
   uint64_t due(uint32_t key) const { return slot_[key] == kNotQueued ? kNever : heap_[slot_[key]].first; }
@@ -167,32 +158,11 @@ class WakeQueue {
     place(slot, last);
   }
 
-  void arm(uint64_t t_ps) {
-    armed_ = t_ps;
-    const uint64_t now = current_time().value();
-    event_.notify(t_ps > now ? sc_core::sc_time::from_value(t_ps - now) : sc_core::SC_ZERO_TIME);
-  }
-
-  void run() {
-    const uint64_t now = current_time().value();
-    armed_ = kNever;
-    running_ = true;
-    while (!heap_.empty() && heap_.front().first <= now) {
-      const uint32_t key = heap_.front().second;
-      pop_top();
-      handler_(key);
-    }
-    running_ = false;
-    if (!heap_.empty()) arm(heap_.front().first);
-  }
-
   std::vector<uint32_t> slot_;  // per key: index of its entry in heap_, kNotQueued if none
   std::vector<Item> heap_;      // min-heap on (time, key)
   Handler handler_;
-  WakeDomain* domain_ = nullptr;  // runs this queue's wakes, or none: this queue's own process
-  sc_core::sc_event event_;
-  uint64_t armed_ = kNever;  // time event_ is notified for (kNever: not notified)
-  bool running_ = false;
+  std::unique_ptr<WakeDomain> own_domain_;  // the process of a queue given no domain
+  WakeDomain* domain_;                      // runs this queue's wakes
 };
 
 // Every due wake of every member queue, the earliest first; among equal times the queue that
