@@ -39,6 +39,14 @@ public:
     // Core cycle at which the request joined its SM's outgoing queue (ready to leave, before
     // waiting for the port); elastic trace capture times requests from it. 0 when not from an SM.
     std::uint64_t queued_cycle = 0;
+    // Also for capture: the SM's number for this request (1, 2, ... per SM; 0 when not from an
+    // SM); the core cycles it was held back because the L1 had no free MSHR (the LSU's head was
+    // blocked while this request's instruction waited to enter the LSU queue or sat in it); and
+    // the request_seq of the request whose response freed the MSHR that ended the last of those
+    // waits (0 when it waited for none).
+    std::uint64_t request_seq = 0;
+    std::uint32_t mshr_wait = 0;
+    std::uint64_t mshr_unblocked_by = 0;
 
     tlm::tlm_extension_base* clone() const override;
     void copy_from(const tlm::tlm_extension_base& other) override;

@@ -37,10 +37,11 @@ void put_str(std::string& out, const std::string& s) {
 uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
-// Flags byte of a request: kind (4 bits), write, holds_cta_end, after_cta_end.
+// Flags byte of a request: kind (4 bits), write, holds_cta_end, after_cta_end, MSHR dependency.
+constexpr uint8_t kFlagMshr = 0x80;
 uint8_t request_flags(const Request& r) {
   return static_cast<uint8_t>(static_cast<uint8_t>(r.kind) | (r.write ? 0x10 : 0) | (r.holds_cta_end ? 0x20 : 0) |
-                              (r.after_cta_end ? 0x40 : 0));
+                              (r.after_cta_end ? 0x40 : 0) | (r.mshr_after != 0 ? kFlagMshr : 0));
 }
 
 void encode_kernel(std::string& out, const KernelTrace& k) {
@@ -85,6 +86,11 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
         order = r.order;
         put_var(out, r.dep_count);
         for (uint32_t d = 0; d < r.dep_count; ++d) put_var(out, i - w.deps[r.dep_first + d]);  // distance back
+        if (r.mshr_after != 0) {
+          put_var(out, r.mshr_wait);
+          put_var(out, r.mshr_after);
+          put_var(out, r.mshr_gap);
+        }
       }
     }
   }
@@ -169,7 +175,7 @@ KernelTrace decode_kernel(Reader& in) {
       for (size_t i = 0; i < w.requests.size(); ++i) {
         Request& r = w.requests[i];
         const uint8_t flags = in.byte("request flags");
-        if ((flags & 0x0f) > static_cast<uint8_t>(AccessKind::Prefetch) || (flags & 0x80) != 0) {
+        if ((flags & 0x0f) > static_cast<uint8_t>(AccessKind::Prefetch)) {
           in.fail("unknown request kind or flags " + std::to_string(flags));
         }
         r.kind = static_cast<AccessKind>(flags & 0x0f);
@@ -192,6 +198,37 @@ KernelTrace decode_kernel(Reader& in) {
           const uint64_t back = in.var("dependency");
           if (back == 0 || back > i) in.fail("a dependency on a request that is not earlier in its warp");
           w.deps.push_back(static_cast<uint32_t>(i - back));
+        }
+        if ((flags & kFlagMshr) != 0) {
+          r.mshr_wait = in.var32("MSHR wait");
+          r.mshr_after = in.var32("MSHR response count");
+          if (r.mshr_after == 0) in.fail("an MSHR dependency on no response");
+          r.mshr_gap = in.var32("MSHR gap");
+        }
+      }
+    }
+  }
+  // An MSHR dependency counts responses the capture saw before the request: its SM had at least
+  // that many earlier requests holding an MSHR, so a replay cannot wait forever.
+  std::vector<std::pair<uint32_t, uint64_t>> holders;  // (SM, order) of the requests holding an MSHR
+  for (const CtaTrace& cta : k.ctas) {
+    for (const WarpTrace& w : cta.warps) {
+      for (const Request& r : w.requests) {
+        if (holds_mshr(r.kind)) holders.emplace_back(cta.sm, r.order);
+      }
+    }
+  }
+  std::sort(holders.begin(), holders.end());
+  for (const CtaTrace& cta : k.ctas) {
+    for (const WarpTrace& w : cta.warps) {
+      for (const Request& r : w.requests) {
+        if (r.mshr_after == 0) continue;
+        const auto first = std::lower_bound(holders.begin(), holders.end(), std::make_pair(cta.sm, uint64_t{0}));
+        const auto nth = first + static_cast<std::ptrdiff_t>(r.mshr_after - 1);
+        if (static_cast<size_t>(nth - holders.begin()) >= holders.size() || nth->first != cta.sm ||
+            nth->second >= r.order) {
+          in.fail("an MSHR dependency on more responses than its SM had requests before it (kernel " +
+                  std::to_string(k.id) + ")");
         }
       }
     }
@@ -408,6 +445,7 @@ TraceTotals totals(const Trace& trace) {
         t.requests += w.requests.size();
         t.deps += w.deps.size();
         for (const Request& r : w.requests) {
+          if (r.mshr_after != 0) ++t.mshr_deps;
           switch (r.kind) {
             case AccessKind::Load: ++t.loads; break;
             case AccessKind::Store: ++t.stores; break;

@@ -5,7 +5,8 @@
 // In memory a trace is flat data: kernels in launch order, each with its CTAs in the order they
 // began, each CTA with its warps (in the order of their first request), each warp with its
 // requests in issue order. A request's dependencies are indices of earlier requests of the same
-// warp whose responses it waited for (WarpTrace::deps[dep_first .. dep_first + dep_count)).
+// warp whose responses it waited for (WarpTrace::deps[dep_first .. dep_first + dep_count)), and
+// for a request the L1's MSHRs held back, how many responses of its SM freed an MSHR before it.
 //
 // On disk (DIR/elastic.gvet): a 24-byte file header (magic "GVETRACE", format version, flags,
 // body size) and one zstd frame with a content checksum holding the body: the capture header
@@ -24,7 +25,7 @@
 
 namespace gpuvp::elastic {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr const char* kTraceFileName = "elastic.gvet";
 inline constexpr uint32_t kNone = 0xffffffffu;
 
@@ -54,10 +55,26 @@ struct Request {
   // the kernel began: the warp's own timeline, without the wait for the port.
   uint64_t issue_cycle = 0;
   uint64_t order = 0;        // issue order on the captured SM (ties on one cycle keep it)
+  // Held back by the L1's MSHRs (mshr_after != 0): the SM had no free MSHR for mshr_wait of the
+  // cycles before it was ready, and `gap` leaves them out. It also waits for an MSHR to be
+  // freed: it was ready mshr_gap cycles after the mshr_after-th response of the kernel to a
+  // request that held an MSHR (holds_mshr) on its SM, whichever warp's. A replay on the
+  // captured SMs takes the later of the two readinesses (at the captured configuration the
+  // responses come in the captured order, so it is the same response); in task mode, where an
+  // SM replays other requests, mshr_wait goes back into the gap.
+  uint32_t mshr_wait = 0;
+  uint32_t mshr_after = 0;
+  uint32_t mshr_gap = 0;
   // Replay only (not stored): no request of the trace writes this line (mark_shared_lines), so
   // replicas share it instead of offsetting it.
   bool shared = true;
 };
+
+// Requests that take an L1 MSHR until their response (those whose responses free one).
+inline bool holds_mshr(AccessKind kind) {
+  return kind == AccessKind::Load || kind == AccessKind::Atomic || kind == AccessKind::ConstantLoad ||
+         kind == AccessKind::InstructionFetch;
+}
 
 struct WarpTrace {
   uint32_t slot = 0;  // warp slot on the captured SM
@@ -147,6 +164,7 @@ void mark_shared_lines(Trace& trace);
 // Counts over a trace (for inspect and the replay's report).
 struct TraceTotals {
   uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
+  uint64_t mshr_deps = 0;
 };
 TraceTotals totals(const Trace& trace);
 

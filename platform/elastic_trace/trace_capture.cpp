@@ -19,6 +19,7 @@ TraceCapture::TraceCapture(const std::string& dir, const CaptureHeader& header, 
     : core_clock_hz_(header.core_clock_hz), inner_(inner), writer_(dir, header) {
   warp_cache_.resize(header.sm_count);
   last_end_.resize(header.sm_count);
+  answered_.assign(header.sm_count, std::vector<Answered>(kAnsweredRing));
 }
 
 TraceCapture::~TraceCapture() = default;
@@ -145,11 +146,20 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   r.dep_count = static_cast<uint32_t>(warp.deps.size()) - r.dep_first;
   std::sort(warp.deps.begin() + r.dep_first, warp.deps.end());
   r.gap = gap_of(ready, any ? latest : wb.last_issue);
+  if (ext->mshr_wait != 0 && ext->mshr_unblocked_by != 0) {
+    const Answered& freed = answered_[ext->sm_id][ext->mshr_unblocked_by % kAnsweredRing];
+    if (freed.seq == ext->mshr_unblocked_by && freed.serial == k->serial) {
+      r.mshr_wait = std::min(r.gap, ext->mshr_wait);
+      r.gap -= r.mshr_wait;
+      r.mshr_after = freed.count;
+      r.mshr_gap = gap_of(ready, freed.cycle);
+    }
+  }
   wb.last_issue = std::max(wb.last_issue, ready);
   const uint32_t index = static_cast<uint32_t>(warp.requests.size());
   warp.requests.push_back(r);
   wb.response_cycle.push_back(kNoResponse);
-  open_[&gp] = OpenRequest{k->serial, cache.cta_index, cache.warp_index, index};
+  open_[&gp] = OpenRequest{k->serial, cache.cta_index, cache.warp_index, index, ext->sm_id, ext->request_seq};
   ++requests_;
 }
 
@@ -163,6 +173,10 @@ void TraceCapture::response(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   WarpBuild& wb = k->builds[o.cta_index].warps[o.warp_index];
   wb.response_cycle[o.request] = cycle;
   wb.arrived.emplace_back(o.request, cycle);
+  if (holds_mshr(k->trace.ctas[o.cta_index].warps[o.warp_index].requests[o.request].kind)) {
+    if (k->mshr_answers.size() <= o.sm) k->mshr_answers.resize(size_t{o.sm} + 1, 0);
+    answered_[o.sm][o.seq % kAnsweredRing] = Answered{o.seq, o.serial, ++k->mshr_answers[o.sm], cycle};
+  }
 }
 
 void TraceCapture::kernel_begin(uint64_t kernel_id, const std::string& name, const sc_core::sc_time& at) {

@@ -8,7 +8,11 @@
 // waited for those); the gap counts core cycles from the latest of them, or from the warp's
 // previous request (the CTA's start for its first) when there are none. A CTA's start depends
 // on the last CTA end on its SM in the same kernel (the slot it took), else on the kernel's
-// begin; its end on the latest issue or response it held. Exact for the captured
+// begin; its end on the latest issue or response it held. A request the L1's MSHRs held back
+// (GpuExtension::mshr_wait) leaves that wait out of its gap and depends on the response that
+// an MSHR, when that response is of the same kernel and still in the SM's ring of recent
+// responses (else the wait stays in the gap): it records how many such responses of the kernel
+// its SM had then, and the cycles since. Exact for the captured
 // configuration; an approximation elsewhere (docs/trace-replay.md says which parts).
 //
 // Another observer (the transaction tracer) can ride along: every call is forwarded to it, and a
@@ -77,6 +81,7 @@ class TraceCapture final : public TraceObserver {
     KernelTrace trace;
     std::vector<CtaBuild> builds;                   // parallel to trace.ctas
     std::unordered_map<uint64_t, uint32_t> cta_index;  // linear CTA -> index (membership only)
+    std::vector<uint32_t> mshr_answers;             // per SM: responses that freed an MSHR so far
   };
   struct WarpCache {  // per SM warp slot: the CTA its last request belonged to
     uint64_t serial = ~uint64_t{0};
@@ -87,6 +92,18 @@ class TraceCapture final : public TraceObserver {
   struct OpenRequest {
     uint64_t serial;
     uint32_t cta_index, warp_index, request;
+    uint32_t sm;
+    uint64_t seq;  // GpuExtension::request_seq
+  };
+  // The last responses per SM that freed an MSHR, by request_seq modulo the ring's size: a
+  // request the MSHRs held back finds the one that let it go (GpuExtension::mshr_unblocked_by)
+  // and how many such responses of the kernel on that SM came up to it.
+  static constexpr uint32_t kAnsweredRing = 1024;
+  struct Answered {
+    uint64_t seq = 0;
+    uint64_t serial = 0;
+    uint32_t count = 0;  // Request::mshr_after
+    uint64_t cycle = 0;
   };
   struct LastEnd {
     uint64_t serial = ~uint64_t{0};
@@ -110,6 +127,7 @@ class TraceCapture final : public TraceObserver {
   uint64_t next_serial_ = 0;
   std::vector<std::vector<WarpCache>> warp_cache_;  // [sm][warp slot]
   std::vector<LastEnd> last_end_;                   // per SM
+  std::vector<std::vector<Answered>> answered_;     // [sm][seq % kAnsweredRing]
   std::unordered_map<const tlm::tlm_generic_payload*, OpenRequest> open_;  // requests awaiting a response
   uint64_t order_ = 0;
   uint64_t requests_ = 0;

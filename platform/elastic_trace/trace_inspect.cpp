@@ -30,9 +30,9 @@ std::string trace_summary(const Trace& trace, uint64_t file_bytes) {
   const TraceTotals t = totals(trace);
   out += format("%zu kernel(s), %" PRIu64 " CTAs, %" PRIu64 " warps, %" PRIu64 " requests (%" PRIu64 " loads, %" PRIu64
                 " stores, %" PRIu64 " atomics/reductions, %" PRIu64 " instruction/constant fills and other), %" PRIu64
-                " dependencies; %" PRIu64 " bytes on disk (%.2f B per request)\n",
+                " dependencies, %" PRIu64 " on freed MSHRs; %" PRIu64 " bytes on disk (%.2f B per request)\n",
                 trace.kernels.size(), t.ctas, t.warps, t.requests, t.loads, t.stores, t.atomics, t.other, t.deps,
-                file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
+                t.mshr_deps, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
   if (h.far_faults != 0) {
     out += format("note: %" PRIu64 " unified-memory far faults during the capture; a replay times those accesses as "
                   "device memory\n", h.far_faults);
@@ -76,10 +76,14 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
           const Request& r = w.requests[i];
           std::string deps;
           for (uint32_t d = 0; d < r.dep_count; ++d) deps += (d ? "," : "") + std::to_string(w.deps[r.dep_first + d]);
-          out += format("      %4zu cycle %-8" PRIu64 " %-16s %-5s 0x%" PRIx64 " len %u sectors 0x%x gap %u %s%s%s\n",
+          const std::string mshr =
+              r.mshr_after == 0 ? std::string()
+                                : format(", MSHR wait %u: %u after the SM's MSHR-freeing response %u", r.mshr_wait,
+                                         r.mshr_gap, r.mshr_after);
+          out += format("      %4zu cycle %-8" PRIu64 " %-16s %-5s 0x%" PRIx64 " len %u sectors 0x%x gap %u %s%s%s%s\n",
                         i, r.issue_cycle, to_string(r.kind), r.write ? "write" : "read", r.address, r.length,
                         r.sector_mask, r.gap, r.dep_count ? "after responses of " : "after previous",
-                        deps.c_str(), r.holds_cta_end ? " holds-cta-end" : "");
+                        deps.c_str(), mshr.c_str(), r.holds_cta_end ? " holds-cta-end" : "");
         }
       }
     }

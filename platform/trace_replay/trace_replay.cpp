@@ -171,7 +171,9 @@ class ReplayTop : public sc_core::sc_module {
     begin_cycle_[tag] = begin;
     ++resident_[pl.sm];
     if (tracer_ != nullptr) tracer_->cta_begin(pl.sm, kernel_->id, cta.cta, clocks_.core.time_of_cycle(begin));
-    injectors_[pl.sm]->start_cta(cta, kernel_->id, begin, uint64_t{pl.replica} * options_.offset_stride, tag);
+    // In task mode an SM replays other CTAs than it ran: the MSHR dependencies do not apply.
+    injectors_[pl.sm]->start_cta(cta, kernel_->id, begin, uint64_t{pl.replica} * options_.offset_stride, tag,
+                                 options_.mode == ReplayOptions::Mode::kSync);
   }
 
   void cta_done(uint64_t tag64, uint64_t end) {

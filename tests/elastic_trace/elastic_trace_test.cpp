@@ -80,6 +80,11 @@ KernelTrace sample_kernel(uint64_t id) {
           warp.deps.push_back(0);
           warp.deps.push_back(2);
           r.dep_count = 2;
+          if (w == 1) {  // held back by the MSHRs until the SM's second MSHR-freeing response
+            r.mshr_wait = 7;
+            r.mshr_after = 2;
+            r.mshr_gap = 9;
+          }
         }
         warp.requests.push_back(r);
       }
@@ -154,6 +159,9 @@ TEST(ElasticTrace, RoundTripsEveryField) {
           EXPECT_EQ(x.dep_count, y.dep_count);
           EXPECT_EQ(x.issue_cycle, y.issue_cycle);
           EXPECT_EQ(x.order, y.order);
+          EXPECT_EQ(x.mshr_wait, y.mshr_wait);
+          EXPECT_EQ(x.mshr_after, y.mshr_after);
+          EXPECT_EQ(x.mshr_gap, y.mshr_gap);
         }
       }
     }
@@ -163,11 +171,40 @@ TEST(ElasticTrace, RoundTripsEveryField) {
   EXPECT_EQ(totals_seen.requests, 48u);
   EXPECT_EQ(totals_seen.stores, 12u);
   EXPECT_EQ(totals_seen.deps, 24u);
+  EXPECT_EQ(totals_seen.mshr_deps, 6u);
   const std::string summary = trace_summary(t, 1000);
   EXPECT_NE(summary.find("./app --size 1024"), std::string::npos) << summary;
   EXPECT_NE(summary.find("far faults"), std::string::npos) << summary;
   const std::string records = trace_records(t, 0, 3);
   EXPECT_NE(records.find("first 3 requests shown"), std::string::npos) << records;
+}
+
+// An MSHR dependency may only count responses of requests its SM issued before it: one that
+// counts more could never be met on replay.
+TEST(ElasticTrace, RejectsAnMshrDependencyOnResponsesThatCannotCome) {
+  const std::string dir = temp_dir("mshr_after");
+  {
+    TraceWriter writer(dir, sample_header());
+    KernelTrace k = sample_kernel(1);
+    k.ctas[1].warps[1].requests[3].mshr_after = 7;  // SM 1 had six loads before this store
+    writer.add_kernel(k);
+    writer.close(0);
+  }
+  try {
+    read_trace(dir);
+    FAIL() << "a trace with an impossible MSHR dependency was accepted";
+  } catch (const TraceFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("MSHR dependency"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(kTraceFileName), std::string::npos) << e.what();
+  }
+  {
+    TraceWriter writer(dir, sample_header());
+    KernelTrace k = sample_kernel(1);
+    k.ctas[1].warps[1].requests[3].mshr_after = 6;  // exactly as many: accepted
+    writer.add_kernel(k);
+    writer.close(0);
+  }
+  EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(3).mshr_after, 6u);
 }
 
 TEST(ElasticTrace, MarksLinesNoRequestWritesAsShared) {

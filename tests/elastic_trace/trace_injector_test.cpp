@@ -59,7 +59,7 @@ struct Replayed {
   uint64_t tag = 0;
 };
 
-Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset) {
+Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset, bool captured_sm = false) {
   testbench::Simulation sim;
   ClockDomain clock("core", 1'000'000'000);  // 1 ns cycles
   stats::Registry stats;
@@ -77,7 +77,7 @@ Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset) 
   });
   sim.run([&] {
     sc_core::wait(sc_time(10, SC_NS));
-    injector.start_cta(cta, 9, 10, offset, 42);
+    injector.start_cta(cta, 9, 10, offset, 42, captured_sm);
     EXPECT_EQ(injector.resident(), 1u);
     while (!ended) sc_core::wait(done);
     sc_core::wait(sc_time(1, sc_core::SC_US));  // let posted stores be answered
@@ -88,7 +88,9 @@ Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset) 
     run.addresses.push_back(t.address);
     run.sm_ids.push_back(t.extension.sm_id);
   }
-  EXPECT_EQ(stats.find_group("gpu.injector[7]")->find_counter("requests")->value(), 4u);
+  uint64_t requests = 0;
+  for (const auto& w : cta.warps) requests += w.requests.size();
+  EXPECT_EQ(stats.find_group("gpu.injector[7]")->find_counter("requests")->value(), requests);
   return run;
 }
 
@@ -128,6 +130,31 @@ TEST(TraceInjector, HeldResponsesDelayTheCtaEnd) {
     sc_core::wait(sc_time(1, sc_core::SC_US));
   });
   EXPECT_EQ(end, 116u + 3u);
+}
+
+// Warp 1's load was held back by the MSHRs at capture: 20 cycles of its gap were the wait, and
+// it left 4 cycles after the SM's first MSHR-freeing response (warp 0's load). On the captured
+// SM it waits for that response as replayed; in task mode the captured wait stands.
+elastic::CtaTrace mshr_cta() {
+  elastic::CtaTrace cta;
+  cta.cta = 1;
+  cta.end_gap = 1;
+  elastic::WarpTrace w0;
+  w0.requests.push_back(req(0x1000, AccessKind::Load, 0, {}, w0, 1, true));
+  elastic::WarpTrace w1;
+  elastic::Request held = req(0x2000, AccessKind::Load, 2, {}, w1, 2, true);
+  held.mshr_wait = 20;
+  held.mshr_after = 1;
+  held.mshr_gap = 4;
+  w1.requests.push_back(held);
+  cta.warps = {w0, w1};
+  return cta;
+}
+
+TEST(TraceInjector, AHeldBackRequestWaitsForTheResponseThatFreesAnMshr) {
+  EXPECT_EQ(replay(mshr_cta(), sc_time(100, SC_NS), 0, true).issue_cycles, (std::vector<uint64_t>{10, 114}));
+  EXPECT_EQ(replay(mshr_cta(), sc_time(50, SC_NS), 0, true).issue_cycles, (std::vector<uint64_t>{10, 64}));
+  EXPECT_EQ(replay(mshr_cta(), sc_time(100, SC_NS), 0, false).issue_cycles, (std::vector<uint64_t>{10, 32}));
 }
 
 TEST(TraceInjector, OffsetMovesOnlyWrittenLines) {

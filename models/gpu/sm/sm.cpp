@@ -62,6 +62,9 @@ struct WarpSlot {
   static constexpr uint32_t kAsyncGroupRing = 16;
   uint64_t async_committed = 0;
   std::array<uint32_t, kAsyncGroupRing> async_in_flight{};
+  // Impl::mshr_blocked_at when its next instruction first found the LSU queue full (kNever:
+  // not stalled so): the start of its MSHR wait (GpuExtension::mshr_wait).
+  uint64_t lsu_full_mark = kNever;
 };
 
 struct CtaRecord {
@@ -84,6 +87,7 @@ struct LsuOp {
   uint32_t record = kNone;  // load record (loads/atomics)
   bool l1_bypass = false;   // a load that neither hits nor allocates in L1 (ld.cg/.cv/.volatile)
   uint32_t local_from = 0;  // lines[local_from..line_count) are local memory (after the global ones)
+  uint64_t mshr_mark = 0;   // Impl::mshr_blocked_at when its warp first tried to issue it
   uint64_t lines[kMaxLines];
   uint8_t masks[kMaxLines];
 };
@@ -117,6 +121,7 @@ struct LoadRecord {  // in use: its bit in Impl::record_busy
 
 struct Mshr {  // in use: its bit in Impl::mshr_busy
   tlm::tlm_generic_payload* gp = nullptr;
+  uint64_t request_seq = 0;  // of the request it sent (GpuExtension::request_seq)
   bool atomic = false;
   bool fill_l1 = false;  // the returning sectors allocate in L1 (a load without .cg/.cv)
   bool fill_const = false;  // a constant cache miss: the returning sectors fill the constant cache
@@ -136,6 +141,8 @@ struct Outgoing {
   uint32_t cta = 0;
   uint64_t kernel_id = 0;
   uint64_t queued_cycle = 0;  // when it joined the queue (GpuExtension::queued_cycle)
+  uint32_t mshr_wait = 0;             // GpuExtension::mshr_wait
+  uint64_t mshr_unblocked_by = 0;     // GpuExtension::mshr_unblocked_by
 };
 
 struct Response {
@@ -322,6 +329,29 @@ struct Sm::Impl {
   bool request_in_flight = false;  // BEGIN_REQ sent, END_REQ awaited
   tlm::tlm_generic_payload* in_flight = nullptr;
   uint64_t send_allowed = 0;       // first cycle the next BEGIN_REQ may go
+  // MSHR waits, for elastic trace capture (GpuExtension::mshr_wait): the LSU's head blocked for
+  // want of an MSHR since mshr_blocked_since (kNever: not blocked), mshr_blocked_cycles closed
+  // blocked cycles before that; mshr_blocked_at(c) is their running total, so a request's wait
+  // is the difference of two readings. last_freed_seq: the request whose response freed an MSHR
+  // last; unblocked_by: the one that had done so when the last blocked stretch ended.
+  uint64_t mshr_blocked_since = kNever;
+  uint64_t mshr_blocked_cycles = 0;
+  uint64_t last_freed_seq = 0;
+  uint64_t unblocked_by = 0;
+  uint64_t next_request_seq = 1;
+  uint64_t mshr_blocked_at(uint64_t c) const {
+    return mshr_blocked_cycles + (mshr_blocked_since != kNever && c > mshr_blocked_since ? c - mshr_blocked_since : 0);
+  }
+  bool mshr_blocked(uint64_t c) {  // the LSU's head found no free MSHR at cycle c
+    if (mshr_blocked_since == kNever) mshr_blocked_since = c;
+    return false;
+  }
+  void mshr_unblocked(uint64_t c) {  // the LSU's head moves on at cycle c
+    if (mshr_blocked_since == kNever) return;
+    mshr_blocked_cycles = mshr_blocked_at(c);
+    mshr_blocked_since = kNever;
+    unblocked_by = last_freed_seq;
+  }
   std::vector<L1Line> l1;
   uint64_t l1_bytes = 0;  // as configured now (the carve-out's rest)
   uint32_t sets = 1, ways = 1;
@@ -534,7 +564,10 @@ struct Sm::Impl {
       wake = std::min(wake, free_at);
       return kStallFuBusy;
     }
-    if (uses_lsu(info) && lsu.full()) return kStallMemory;
+    if (uses_lsu(info) && lsu.full()) {
+      if (w.lsu_full_mark == kNever) w.lsu_full_mark = mshr_blocked_at(c);
+      return kStallMemory;
+    }
     if (uses_const(info) && const_queue.full()) return kStallMemory;
     return -1;
   }
@@ -877,6 +910,8 @@ struct Sm::Impl {
         op.l1_bypass = info.l1_bypass;
         op.line_count = global ? coalesce(global, op.lines, op.masks) : 0;
         op.local_from = op.line_count;
+        op.mshr_mark = w.lsu_full_mark != kNever ? w.lsu_full_mark : mshr_blocked_at(c);
+        w.lsu_full_mark = kNever;
         if (local) {
           ++local_accesses;
           op.line_count = coalesce_local(local, local_sm_base + slot * local_warp_bytes, op.lines, op.masks, op.line_count);
@@ -1069,7 +1104,8 @@ struct Sm::Impl {
             ++mshr_merges;
           } else {
             m = alloc_mshr();
-            if (m == kNone) return false;
+            if (m == kNone) return mshr_blocked(c);
+            mshr_unblocked(c);
             Mshr& e = mshrs[m];
             set_mshr_used(m, true, line);
             e.atomic = false;
@@ -1078,7 +1114,7 @@ struct Sm::Impl {
             e.fill_icache = false;
             e.mask = miss;
             e.waiter_count = 0;
-            push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta, c);
+            note_mshr_wait(push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta, c), op, c);
           }
           Mshr& e = mshrs[m];
           e.waiters[e.waiter_count++] = op.record;
@@ -1091,7 +1127,7 @@ struct Sm::Impl {
         l1_sector_misses.add(static_cast<uint64_t>(popcount32(miss)));
         rec.ready_floor = std::max<uint64_t>(rec.ready_floor, c + params.l1_hit_latency);
       } else if (op.op == AccessOp::kStore) {
-        push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta, c);
+        note_mshr_wait(push_request(line, mask, AccessKind::Store, kNone, op.warp_slot, cta, c), op, c);
         if (op.next_line >= op.local_from) {
           // Local lines are written through and allocated: a spill is read back soon.
           local_store_sectors.add(static_cast<uint64_t>(popcount32(mask)));
@@ -1103,7 +1139,8 @@ struct Sm::Impl {
         uint32_t m = kNone;
         if (op.record != kNone) {
           m = alloc_mshr();
-          if (m == kNone) return false;
+          if (m == kNone) return mshr_blocked(c);
+          mshr_unblocked(c);
           Mshr& e = mshrs[m];
           set_mshr_used(m, true, line);
           e.atomic = true;
@@ -1114,9 +1151,11 @@ struct Sm::Impl {
           e.waiters[e.waiter_count++] = op.record;
           ++records[op.record].pending;
         }
-        push_request(line, mask, op.op == AccessOp::kAtomic ? AccessKind::Atomic : AccessKind::Reduction, m,
-                     op.warp_slot, cta, c);
+        note_mshr_wait(push_request(line, mask, op.op == AccessOp::kAtomic ? AccessKind::Atomic : AccessKind::Reduction,
+                                    m, op.warp_slot, cta, c),
+                       op, c);
       }
+      mshr_unblocked(c);
       ++op.next_line;
     }
     if (op.next_line == op.line_count) {
@@ -1240,7 +1279,13 @@ struct Sm::Impl {
     ext->sector_mask = o.mask;
     ext->kind = o.kind;
     ext->queued_cycle = o.queued_cycle;
-    if (o.mshr != kNone) mshrs[o.mshr].gp = gp;
+    ext->request_seq = next_request_seq++;
+    ext->mshr_wait = o.mshr_wait;
+    ext->mshr_unblocked_by = o.mshr_unblocked_by;
+    if (o.mshr != kNone) {
+      mshrs[o.mshr].gp = gp;
+      mshrs[o.mshr].request_seq = ext->request_seq;
+    }
     if (o.kind == AccessKind::ConstantLoad) {
       ++const_requests;
     } else if (o.kind == AccessKind::InstructionFetch) {
@@ -1304,6 +1349,7 @@ struct Sm::Impl {
         if (--records[e.waiters[i]].pending == 0) complete(e.waiters[i], c);
       }
       set_mshr_used(mi, false);
+      last_freed_seq = e.request_seq;
       e.gp->release();
       e.gp = nullptr;
     }
@@ -1577,10 +1623,21 @@ struct Sm::Impl {
 
   bool idle() const { return resident_warps == 0 && memory_idle(); }
 
-  void push_request(uint64_t line, uint8_t mask, AccessKind kind, uint32_t mshr, uint32_t warp_slot, const CtaRecord& cta,
-                    uint64_t c) {
+  // A request of LSU instruction `op`, queued at cycle c: how long the missing MSHRs held it.
+  void note_mshr_wait(Outgoing& o, const LsuOp& op, uint64_t c) {
+    mshr_unblocked(c);
+    const uint64_t wait = mshr_blocked_at(c) - op.mshr_mark;
+    if (wait == 0) return;
+    o.mshr_wait = static_cast<uint32_t>(std::min<uint64_t>(wait, 0xffffffffu));
+    o.mshr_unblocked_by = unblocked_by;
+  }
+
+  Outgoing& push_request(uint64_t line, uint8_t mask, AccessKind kind, uint32_t mshr, uint32_t warp_slot,
+                         const CtaRecord& cta, uint64_t c) {
     Outgoing& o = outgoing.push();
     o.queued_cycle = c;
+    o.mshr_wait = 0;
+    o.mshr_unblocked_by = 0;
     o.line = line;
     o.mask = mask;
     o.kind = kind;
@@ -1588,6 +1645,7 @@ struct Sm::Impl {
     o.warp_slot = warp_slot;
     o.cta = static_cast<uint32_t>(cta.linear);
     o.kernel_id = cta.kernel_id;
+    return o;
   }
 };
 
@@ -1667,6 +1725,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.code_base = code_base;
     ws.fetched_line = kNever;
     ws.missed_line = kNever;
+    ws.lsu_full_mark = kNever;
     ws.ready_at.assign(run.register_slots(), 0);
     ws.async_committed = 0;
     ws.async_in_flight.fill(0);

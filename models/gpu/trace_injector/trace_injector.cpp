@@ -14,6 +14,7 @@ struct TraceInjector::Warp {
   uint32_t next = 0;          // next request to issue
   bool queued = false;        // its next request is in ready_
   bool orphan = false;        // its CTA ended; it still has requests to issue or answers to receive
+  bool mshr_anchored = false; // its CTA replays on the captured SM (start_cta's captured_sm)
   uint64_t kernel_id = 0;     // of its CTA (also after the CTA ended)
   uint32_t cta_id = 0;
   uint64_t offset = 0;
@@ -54,7 +55,7 @@ TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, co
 TraceInjector::~TraceInjector() = default;
 
 void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id, uint64_t begin, uint64_t offset,
-                              uint64_t tag) {
+                              uint64_t tag, bool captured_sm) {
   uint32_t c;
   if (!free_ctas_.empty()) {
     c = free_ctas_.back();
@@ -73,6 +74,11 @@ void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id
   cta.issues_left = 0;
   cta.holds_left = 0;
   cta.warps.clear();
+  if (kernel_id != kernel_of_) {
+    kernel_of_ = kernel_id;
+    mshr_freed_.clear();
+    mshr_waiters_ = {};
+  }
   ++resident_;
   ++ctas_started_;
   for (const elastic::WarpTrace& wt : trace.warps) {
@@ -96,6 +102,7 @@ void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id
     w.last_ready = begin;
     w.response_cycle.assign(wt.requests.size(), kNever);
     w.in_flight.clear();
+    w.mshr_anchored = captured_sm;
     cta.warps.push_back(h);
     for (const elastic::Request& r : wt.requests) {
       cta.holds_left += r.holds_cta_end ? 1 : 0;
@@ -110,9 +117,21 @@ void TraceInjector::evaluate(uint32_t h) {
   Warp& w = warps_[h];
   if (w.trace == nullptr || w.queued || w.next >= w.trace->requests.size()) return;
   const elastic::Request& r = w.trace->requests[w.next];
+  uint64_t gap = r.gap;
+  uint64_t floor = 0;
+  if (r.mshr_after != 0) {
+    if (!w.mshr_anchored) {
+      gap += r.mshr_wait;  // other requests replay on this SM: the captured wait stands
+    } else if (r.mshr_after > mshr_freed_.size()) {
+      mshr_waiters_.emplace(r.mshr_after, h);  // waits for an MSHR to be freed
+      return;
+    } else {
+      floor = mshr_freed_[r.mshr_after - 1] + r.mshr_gap;
+    }
+  }
   uint64_t ready;
   if (r.dep_count == 0) {
-    ready = w.last_ready + r.gap;
+    ready = w.last_ready + gap;
   } else {
     uint64_t latest = 0;
     for (uint32_t d = 0; d < r.dep_count; ++d) {
@@ -120,8 +139,9 @@ void TraceInjector::evaluate(uint32_t h) {
       if (at == kNever) return;  // waits for that response
       latest = std::max(latest, at);
     }
-    ready = std::max(latest + r.gap, w.last_ready);
+    ready = std::max(latest + gap, w.last_ready);
   }
+  ready = std::max(ready, floor);
   w.last_ready = ready;
   w.queued = true;
   ready_.push(Ready{ready, r.order, h});
@@ -258,6 +278,7 @@ void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
   gp.release();
   if (!found) throw std::logic_error("TraceInjector: a response it did not ask for");
   w.response_cycle[index] = c;
+  if (elastic::holds_mshr(w.trace->requests[index].kind)) count_mshr_response(w.kernel_id, c);
   if (w.orphan) {  // its CTA is gone: it issues what is left, then its handle is free
     evaluate(h);
     release_if_done(h);
@@ -270,6 +291,16 @@ void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
   }
   evaluate(h);
   check_cta_end(w.cta);
+}
+
+void TraceInjector::count_mshr_response(uint64_t kernel_id, uint64_t cycle) {
+  if (kernel_id != kernel_of_) return;
+  mshr_freed_.push_back(cycle);
+  while (!mshr_waiters_.empty() && mshr_waiters_.top().first <= mshr_freed_.size()) {
+    const uint32_t waiter = mshr_waiters_.top().second;
+    mshr_waiters_.pop();
+    evaluate(waiter);
+  }
 }
 
 void TraceInjector::check_cta_end(uint32_t c) {

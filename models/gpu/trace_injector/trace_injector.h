@@ -10,7 +10,10 @@
 // Elastic timing, per warp, in core cycles: a request with dependencies is ready `gap` cycles
 // after the last of their responses arrived (replayed, not captured, arrival times); one without,
 // `gap` cycles after the warp's previous request was ready (its CTA's start for the first); never
-// before the warp's previous request. Ready requests of all warps go out in (ready cycle,
+// before the warp's previous request; and a request the captured L1's MSHRs held back no sooner
+// than `mshr_gap` after the mshr_after-th response of the kernel on this injector to a request
+// holding an MSHR (whichever warp's: the MSHR it took was freed then); in task mode its gap gets
+// the captured wait back instead. Ready requests of all warps go out in (ready cycle,
 // captured order) order when the port is free: the SM's first-in first-out queue. A CTA ends `end_gap` cycles after its last issue or held response (the ones
 // that held it at capture); the injector reports the end cycle and the CTA's slot is free.
 // Requests captured after their CTA ended (stores the LSU still held) go out afterwards.
@@ -63,7 +66,10 @@ class TraceInjector : public sc_core::sc_module {
   void step();
   // Replays `cta` (outlives its replay) from core cycle `begin` (not before the current one).
   // Called from a SystemC process. A CTA without requests ends at begin + end_gap.
-  void start_cta(const elastic::CtaTrace& cta, uint64_t kernel_id, uint64_t begin, uint64_t offset, uint64_t tag);
+  // `captured_sm`: this injector replays the captured SM's CTAs (not task mode), so the
+  // requests' MSHR dependencies count this injector's responses.
+  void start_cta(const elastic::CtaTrace& cta, uint64_t kernel_id, uint64_t begin, uint64_t offset, uint64_t tag,
+                 bool captured_sm = false);
   // CTAs started and not yet ended.
   uint32_t resident() const { return resident_; }
   uint32_t index() const { return index_; }
@@ -79,6 +85,7 @@ class TraceInjector : public sc_core::sc_module {
   };
 
   void evaluate(uint32_t warp);  // queue the warp's next request if its dependencies are met
+  void count_mshr_response(uint64_t kernel_id, uint64_t cycle);
   void request_sent(uint32_t warp_handle);
   void check_cta_end(uint32_t cta);
   void release_if_done(uint32_t warp);  // frees an ended CTA's warp once it has nothing left
@@ -96,6 +103,12 @@ class TraceInjector : public sc_core::sc_module {
   std::vector<uint32_t> free_warps_;
   std::vector<Cta> ctas_;
   std::vector<uint32_t> free_ctas_;
+  // Responses of the kernel being replayed (kernel_of_) to requests holding an MSHR, by cycle;
+  // warps whose next request waits for the n-th of them, as (n, warp), soonest first.
+  uint64_t kernel_of_ = ~uint64_t{0};
+  std::vector<uint64_t> mshr_freed_;
+  std::priority_queue<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>, std::greater<>>
+      mshr_waiters_;
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
   uint32_t resident_ = 0;
   bool in_flight_ = false;  // a BEGIN_REQ awaits END_REQ
