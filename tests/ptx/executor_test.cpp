@@ -356,6 +356,89 @@ SKIP:
 }
 )";
 
+// Vector loads of every element size up to 16 bytes, from global and shared memory, with sign
+// extension, a sink element, and a lane whose address lies in another page window (the lanes
+// then go one by one): the values must be the bytes a CPU reads.
+constexpr const char* kVectorLoadsPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry vector_loads(.param .u64 in, .param .u64 far, .param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<12>;
+  .shared .align 16 .b8 tile[512];
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [far];
+  ld.param.u64 %rd3, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd4, %r1, 16;
+  add.u64 %rd5, %rd1, %rd4;
+  setp.eq.u32 %p1, %r1, 31;
+  @%p1 mov.u64 %rd5, %rd2;
+  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd5];
+  ld.global.v2.s16 {%r6, %r7}, [%rd5+4];
+  ld.global.v4.u8 {%r8, %r9, %r10, %r11}, [%rd5+8];
+  ld.global.v2.u64 {%rd6, _}, [%rd5];
+  ld.global.v2.u8 {%r12, %r13}, [%rd5+14];
+  ld.global.v4.s16 {%r14, %r15, %r16, %r17}, [%rd5+8];
+  mov.u32 %r18, tile;
+  mul.lo.u32 %r19, %r1, 16;
+  add.u32 %r20, %r18, %r19;
+  st.shared.v4.u32 [%r20], {%r2, %r3, %r4, %r5};
+  bar.sync 0;
+  add.u32 %r21, %r1, 1;
+  and.b32 %r21, %r21, 31;
+  mul.lo.u32 %r21, %r21, 16;
+  add.u32 %r21, %r18, %r21;
+  ld.shared.v2.u32 {%r22, %r23}, [%r21+8];
+  mul.wide.u32 %rd7, %r1, 64;
+  add.u64 %rd8, %rd3, %rd7;
+  st.global.v4.u32 [%rd8], {%r2, %r3, %r4, %r5};
+  st.global.v4.u32 [%rd8+16], {%r6, %r7, %r8, %r9};
+  st.global.v4.u32 [%rd8+32], {%r10, %r11, %r12, %r13};
+  st.global.v4.u32 [%rd8+48], {%r14, %r15, %r16, %r17};
+  mul.wide.u32 %rd9, %r1, 16;
+  add.u64 %rd10, %rd3, 2048;
+  add.u64 %rd10, %rd10, %rd9;
+  st.global.u64 [%rd10], %rd6;
+  st.global.v2.u32 [%rd10+8], {%r22, %r23};
+  ret;
+}
+)";
+
+TEST(PtxExecutor, VectorLoadsReadWhatACpuReads) {
+  Harness h(kVectorLoadsPtx, "vector_loads.ptx", ExecutorOptions{});
+  std::vector<uint8_t> in(32 * 16), far_bytes(16);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 37 + 11);  // high bits set too
+  for (size_t i = 0; i < far_bytes.size(); ++i) far_bytes[i] = static_cast<uint8_t>(0xf0 + i);
+  const uint64_t din = h.upload(in);
+  const uint64_t dfar = h.upload(far_bytes);
+  const uint64_t dout = h.upload(std::vector<uint32_t>(512 + 128, 0));
+  LaunchResult r = h.launch("vector_loads", Dim3(1), Dim3(32), 0, din, dfar, dout);
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::vector<uint32_t> out = h.download<uint32_t>(dout, 512 + 128);
+  auto source = [&](int t) { return t == 31 ? far_bytes.data() : in.data() + 16 * t; };
+  auto u32_at = [](const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; };
+  auto s16_at = [](const uint8_t* p) { int16_t v; std::memcpy(&v, p, 2); return static_cast<uint32_t>(static_cast<int32_t>(v)); };
+  for (int t = 0; t < 32; ++t) {
+    const uint8_t* b = source(t);
+    const uint32_t want[16] = {u32_at(b), u32_at(b + 4), u32_at(b + 8), u32_at(b + 12),
+                               s16_at(b + 4), s16_at(b + 6), b[8], b[9],
+                               b[10], b[11], b[14], b[15],
+                               s16_at(b + 8), s16_at(b + 10), s16_at(b + 12), s16_at(b + 14)};
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(out[16 * t + i], want[i]) << "thread " << t << " value " << i;
+    uint64_t first = 0;
+    std::memcpy(&first, b, 8);
+    EXPECT_EQ(out[512 + 4 * t] | (uint64_t{out[512 + 4 * t + 1]} << 32), first) << t;
+    const uint8_t* next = source((t + 1) % 32);
+    EXPECT_EQ(out[512 + 4 * t + 2], u32_at(next + 8)) << t;  // from shared memory
+    EXPECT_EQ(out[512 + 4 * t + 3], u32_at(next + 12)) << t;
+  }
+}
+
 TEST(PtxExecutor, WarpCollectivesWaitForEveryMemberLane) {
   Harness h(kDivergentCollectivesPtx, "collectives.ptx", ExecutorOptions{});
   const int threads = 64;

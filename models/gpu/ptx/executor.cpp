@@ -1183,15 +1183,29 @@ class LaunchRun {
     return global_.direct_page(first);
   }
 
-  // The direct per-lane path of exec_load for scalar kBytes loads from .global (kGlobal) or
-  // .shared: the address from its register row, the capture record written in place (what
+  // The direct per-lane path of exec_load for loads of kWidth elements of kElement bytes (a
+  // scalar or a .v2/.v4 vector of kBytes = kElement * kWidth, at most 16) from .global (kGlobal)
+  // or .shared: the address from its register row, the capture record written in place (what
   // record() writes for these spaces), fixed-size copies; a misaligned lane or one outside
-  // the plain space goes through load_bytes (same checks, same faults, same order).
-  template <uint32_t kBytes, bool kGlobal>
-  void load_direct(Context& c, const Instruction& inst, uint64_t* d, uint32_t mask) {
-    using Unsigned = std::conditional_t<kBytes == 1, uint8_t, std::conditional_t<kBytes == 2, uint16_t,
-                     std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+  // the plain space goes through load_bytes (same checks, same faults, same order). `d` holds
+  // each element's destination row (nullptr: a sink).
+  template <uint32_t kElement, uint32_t kWidth, bool kGlobal>
+  void load_direct(Context& c, const Instruction& inst, uint64_t* const* d, uint32_t mask) {
+    constexpr uint32_t kBytes = kElement * kWidth;
+    static_assert(kBytes <= 16 && (kBytes & (kBytes - 1)) == 0, "a plain access is a power of two up to 16 bytes");
+    using Unsigned = std::conditional_t<kElement == 1, uint8_t, std::conditional_t<kElement == 2, uint16_t,
+                     std::conditional_t<kElement == 4, uint32_t, uint64_t>>>;
     using Signed = std::make_signed_t<Unsigned>;
+    // Element i of a lane's kBytes at `src`, extended as the type says, into its row.
+    auto put = [&](int lane, const uint8_t* src) __attribute__((always_inline)) {
+      for (uint32_t i = 0; i < kWidth; ++i) {
+        if (d[i] == nullptr) continue;
+        Unsigned v;
+        std::memcpy(&v, src + i * kElement, kElement);
+        d[i][lane] = ir::is_signed(inst.type) ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)))
+                                              : static_cast<uint64_t>(v);
+      }
+    };
     const Operand& address = inst.operands[1];
     StepResult* const capture = tls_step.capture;
     const std::vector<uint8_t>& shared = tls_step.cta->shared;
@@ -1247,17 +1261,22 @@ class LaunchRun {
         for_lanes(mask, [&](int lane) { accesses[lane] = LaneAccess{bases[lane], kBytes, space}; });
         capture->access_mask |= mask;
       }
-      if (ir::is_signed(type)) {
+      if constexpr (kWidth > 1) {
+        for_lanes(mask, [&](int lane) { put(lane, plain_data + (bases[lane] - plain_origin)); });
+      } else if (d[0] == nullptr) {
+      } else if (ir::is_signed(type)) {
+        uint64_t* const row0 = d[0];
         for_lanes(mask, [&](int lane) {
           Unsigned v;
           std::memcpy(&v, plain_data + (bases[lane] - plain_origin), kBytes);
-          d[lane] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)));
+          row0[lane] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<Signed>(v)));
         });
       } else {
+        uint64_t* const row0 = d[0];
         for_lanes(mask, [&](int lane) {
           Unsigned v;
           std::memcpy(&v, plain_data + (bases[lane] - plain_origin), kBytes);
-          d[lane] = v;
+          row0[lane] = v;
         });
       }
       return;
@@ -1268,9 +1287,9 @@ class LaunchRun {
     const uint8_t* page = nullptr;
     for_lanes(mask, [&](int lane) {
       const uint64_t base = bases[lane];
-      uint64_t value = 0;
+      alignas(16) uint8_t value[kBytes] = {};
       if (!((plain >> lane) & 1)) {
-        load_bytes(c.warp, lane, inst.space, base, &value, kBytes, "load");
+        load_bytes(c.warp, lane, inst.space, base, value, kBytes, kWidth == 1 ? "load" : "vector load");
       } else {
         if (capture != nullptr) {
           record_plain<kBytes, kGlobal>(*capture, lane, base);
@@ -1283,16 +1302,16 @@ class LaunchRun {
             page = global_.direct_page(base);
           }
           if (page != nullptr) {
-            std::memcpy(&value, page + (base - start), kBytes);
-          } else if (!global_.read(base, &value, kBytes)) {
+            std::memcpy(value, page + (base - start), kBytes);
+          } else if (!global_.read(base, value, kBytes)) {
             fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                   std::string("illegal address ") + hex(base) + " (global load, " + std::to_string(kBytes) + " bytes)");
           }
         } else {
-          std::memcpy(&value, shared_data + base, kBytes);
+          std::memcpy(value, shared_data + base, kBytes);
         }
       }
-      d[lane] = extend_loaded(value, type);
+      put(lane, value);
     });
   }
 
@@ -1325,15 +1344,39 @@ class LaunchRun {
     // record as load_bytes; any other lane takes load_bytes (same checks, same faults, same order).
     if (width == 1 && data.kind == OperandKind::kRegister && !options_.memory_observer &&
         (inst.space == ir::Space::kGlobal || inst.space == ir::Space::kShared)) {
-      uint64_t* d = row(c, data.index);
+      uint64_t* const d[1] = {row(c, data.index)};
       const bool global = inst.space == ir::Space::kGlobal;
       switch (element) {
-        case 1: global ? load_direct<1, true>(c, inst, d, mask) : load_direct<1, false>(c, inst, d, mask); return;
-        case 2: global ? load_direct<2, true>(c, inst, d, mask) : load_direct<2, false>(c, inst, d, mask); return;
-        case 4: global ? load_direct<4, true>(c, inst, d, mask) : load_direct<4, false>(c, inst, d, mask); return;
-        case 8: global ? load_direct<8, true>(c, inst, d, mask) : load_direct<8, false>(c, inst, d, mask); return;
+        case 1: global ? load_direct<1, 1, true>(c, inst, d, mask) : load_direct<1, 1, false>(c, inst, d, mask); return;
+        case 2: global ? load_direct<2, 1, true>(c, inst, d, mask) : load_direct<2, 1, false>(c, inst, d, mask); return;
+        case 4: global ? load_direct<4, 1, true>(c, inst, d, mask) : load_direct<4, 1, false>(c, inst, d, mask); return;
+        case 8: global ? load_direct<8, 1, true>(c, inst, d, mask) : load_direct<8, 1, false>(c, inst, d, mask); return;
         default: break;
       }
+    }
+    // Vector loads of up to 16 bytes (tiles read as float2/float4, packed halves) likewise.
+    if (width > 1 && element * width <= 16 && !options_.memory_observer &&
+        (inst.space == ir::Space::kGlobal || inst.space == ir::Space::kShared)) {
+      uint64_t* d[4] = {};
+      for (uint32_t i = 0; i < width; ++i) {
+        const Operand& e = c.function.vector_elements[data.index + i];
+        d[i] = e.kind == OperandKind::kRegister ? row(c, e.index) : nullptr;
+      }
+      const bool global = inst.space == ir::Space::kGlobal;
+#define GPUVP_LOAD_VECTOR(kElement, kWidth)                                                   \
+  if (element == (kElement) && width == (kWidth)) {                                           \
+    global ? load_direct<kElement, kWidth, true>(c, inst, d, mask)                            \
+           : load_direct<kElement, kWidth, false>(c, inst, d, mask);                          \
+    return;                                                                                   \
+  }
+      GPUVP_LOAD_VECTOR(1, 2)
+      GPUVP_LOAD_VECTOR(1, 4)
+      GPUVP_LOAD_VECTOR(2, 2)
+      GPUVP_LOAD_VECTOR(2, 4)
+      GPUVP_LOAD_VECTOR(4, 2)
+      GPUVP_LOAD_VECTOR(4, 4)
+      GPUVP_LOAD_VECTOR(8, 2)
+#undef GPUVP_LOAD_VECTOR
     }
     for_lanes(mask, [&](int lane) {
       const uint64_t base = operand_address(c, address, lane);
