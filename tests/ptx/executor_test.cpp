@@ -439,6 +439,81 @@ TEST(PtxExecutor, VectorLoadsReadWhatACpuReads) {
   }
 }
 
+// Integer conversions between widths and signedness: extended from the source's width as its
+// signedness says, cut to the destination's (and .sat clamps), as a CPU's casts do.
+constexpr const char* kIntegerCvtPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry integer_cvt(.param .u64 in, .param .u64 out)
+{
+  .reg .b16 %h<3>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 8;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u64 %rd5, [%rd4];
+  mul.wide.u32 %rd6, %r1, 64;
+  add.u64 %rd7, %rd2, %rd6;
+  cvt.u16.u64 %h1, %rd5;
+  cvt.s64.s16 %rd8, %h1;
+  st.global.u64 [%rd7], %rd8;
+  cvt.u64.u16 %rd9, %h1;
+  st.global.u64 [%rd7+8], %rd9;
+  cvt.u32.u64 %r2, %rd5;
+  cvt.s64.s32 %rd10, %r2;
+  st.global.u64 [%rd7+16], %rd10;
+  cvt.u64.u32 %rd11, %r2;
+  st.global.u64 [%rd7+24], %rd11;
+  cvt.s32.s16 %r3, %h1;
+  st.global.u32 [%rd7+32], %r3;
+  cvt.u32.u16 %r4, %h1;
+  st.global.u32 [%rd7+36], %r4;
+  cvt.sat.s32.s64 %r5, %rd5;
+  st.global.u32 [%rd7+40], %r5;
+  cvt.s32.s64 %r6, %rd5;
+  st.global.u32 [%rd7+44], %r6;
+  cvt.s64.s8 %rd12, %rd5;
+  st.global.u64 [%rd7+48], %rd12;
+  cvt.u64.u8 %rd13, %rd5;
+  st.global.u64 [%rd7+56], %rd13;
+  ret;
+}
+)";
+
+TEST(PtxExecutor, IntegerConversionsExtendAndCutAsACpuDoes) {
+  Harness h(kIntegerCvtPtx, "integer_cvt.ptx", ExecutorOptions{});
+  const std::vector<uint64_t> in = {0,         1,           0x7f,        0x80,       0xff,
+                                    0x7fff,    0x8000,      0xffff,      0x1234'5678, 0x8765'4321,
+                                    ~0ULL,     0x8000'0000'0000'0000ULL, 0x7fff'ffff'ffff'ffffULL,
+                                    0xffff'ffff'8000'0000ULL, 0x1'0000'0000ULL, 0xdead'beef'cafe'f00dULL};
+  const int n = static_cast<int>(in.size());
+  const uint64_t din = h.upload(in), dout = h.upload(std::vector<uint64_t>(8 * n, 0));
+  LaunchResult r = h.launch("integer_cvt", Dim3(1), Dim3(n), 0, din, dout);
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::vector<uint64_t> out = h.download<uint64_t>(dout, 8 * n);
+  for (int t = 0; t < n; ++t) {
+    const uint64_t v = in[t];
+    const int64_t sv = static_cast<int64_t>(v);
+    const int32_t sat = sv > INT32_MAX ? INT32_MAX : sv < INT32_MIN ? INT32_MIN : static_cast<int32_t>(sv);
+    EXPECT_EQ(out[8 * t + 0], static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v)))) << "s64.s16 " << t;
+    EXPECT_EQ(out[8 * t + 1], static_cast<uint64_t>(static_cast<uint16_t>(v))) << "u64.u16 " << t;
+    EXPECT_EQ(out[8 * t + 2], static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)))) << "s64.s32 " << t;
+    EXPECT_EQ(out[8 * t + 3], static_cast<uint64_t>(static_cast<uint32_t>(v))) << "u64.u32 " << t;
+    EXPECT_EQ(out[8 * t + 4] & 0xffff'ffffULL, static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(v))))
+        << "s32.s16 " << t;
+    EXPECT_EQ(out[8 * t + 4] >> 32, static_cast<uint32_t>(static_cast<uint16_t>(v))) << "u32.u16 " << t;
+    EXPECT_EQ(out[8 * t + 5] & 0xffff'ffffULL, static_cast<uint32_t>(sat)) << "sat.s32.s64 " << t;
+    EXPECT_EQ(out[8 * t + 5] >> 32, static_cast<uint32_t>(v)) << "s32.s64 " << t;
+    EXPECT_EQ(out[8 * t + 6], static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v)))) << "s64.s8 " << t;
+    EXPECT_EQ(out[8 * t + 7], static_cast<uint64_t>(static_cast<uint8_t>(v))) << "u64.u8 " << t;
+  }
+}
+
 TEST(PtxExecutor, WarpCollectivesWaitForEveryMemberLane) {
   Harness h(kDivergentCollectivesPtx, "collectives.ptx", ExecutorOptions{});
   const int threads = 64;

@@ -1871,8 +1871,7 @@ class LaunchRun {
     const Type src = inst.type2;
     // Integer <- integer: truncate or extend; .sat clamps to the destination range.
     if (is_int_type(dst) && is_int_type(src)) {
-      const long double v = source_as_long_double(raw, src);
-      if (inst.saturate) return clamp_to_int(v, dst);
+      if (inst.saturate) return clamp_to_int(source_as_long_double(raw, src), dst);
       uint64_t extended = extend_loaded(raw & size_mask(src), signed_variant(src));
       return extended & size_mask(dst);
     }
