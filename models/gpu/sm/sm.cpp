@@ -911,7 +911,6 @@ struct Sm::Impl {
         op.line_count = global ? coalesce(global, op.lines, op.masks) : 0;
         op.local_from = op.line_count;
         op.mshr_mark = w.lsu_full_mark != kNever ? w.lsu_full_mark : mshr_blocked_at(c);
-        w.lsu_full_mark = kNever;
         if (local) {
           ++local_accesses;
           op.line_count = coalesce_local(local, local_sm_base + slot * local_warp_bytes, op.lines, op.masks, op.line_count);
@@ -922,6 +921,7 @@ struct Sm::Impl {
       }
       if (ready == 0) ready = c + 1;
     }
+    w.lsu_full_mark = kNever;  // issued (a generic access may have gone to shared memory only)
     for (uint8_t i = 0; i < info.dst_count; ++i) w.ready_at[info.dst[i]] = ready;
     if (step.warp_exited) {
       w.exited = true;
