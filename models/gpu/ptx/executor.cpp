@@ -1263,7 +1263,6 @@ class LaunchRun {
       }
       if constexpr (kWidth > 1) {
         for_lanes(mask, [&](int lane) { put(lane, plain_data + (bases[lane] - plain_origin)); });
-      } else if (d[0] == nullptr) {
       } else if (ir::is_signed(type)) {
         uint64_t* const row0 = d[0];
         for_lanes(mask, [&](int lane) {
