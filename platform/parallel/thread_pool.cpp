@@ -1,5 +1,6 @@
 #include "platform/parallel/thread_pool.h"
 
+#include <chrono>
 #include <limits>
 #include <stdexcept>
 
@@ -23,10 +24,25 @@ ThreadPool::ThreadPool(uint32_t threads) {
   for (uint32_t t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
 }
 
+namespace {
+// Spins until `done()` or kSpinMicros have passed; true when done() held.
+template <class Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicros);
+  for (uint32_t k = 1;; ++k) {
+    if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((k & 63) == 0 && std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
+}  // namespace
+
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   start_.notify_all();
   for (auto& w : workers_) w.join();
@@ -59,16 +75,21 @@ void ThreadPool::run_share(uint32_t thread) {
 void ThreadPool::worker(uint32_t thread) {
   uint64_t seen = 0;
   while (true) {
-    {
+    auto started = [&] {
+      return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!spin_until(started)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      ++sleeping_workers_;
+      start_.wait(lock, started);
+      --sleeping_workers_;
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     run_share(thread);
-    {
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--running_ == 0) done_.notify_one();
+      if (caller_sleeping_) done_.notify_one();
     }
   }
 }
@@ -79,24 +100,29 @@ void ThreadPool::run(size_t count, Distribution distribution, const std::functio
     return;
   }
   ++phases_;
+  count_ = count;
+  distribution_ = distribution;
+  body_ = &body;
+  next_.store(0, std::memory_order_relaxed);
+  for (auto& f : failed_index_) f = std::numeric_limits<size_t>::max();
+  for (auto& e : failure_) e = nullptr;
+  running_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    count_ = count;
-    distribution_ = distribution;
-    body_ = &body;
-    next_.store(0, std::memory_order_relaxed);
-    for (auto& f : failed_index_) f = std::numeric_limits<size_t>::max();
-    for (auto& e : failure_) e = nullptr;
-    running_ = static_cast<uint32_t>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
+    wake = sleeping_workers_ != 0;
   }
-  start_.notify_all();
+  if (wake) start_.notify_all();
   run_share(0);
-  {
+  auto finished = [&] { return running_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return running_ == 0; });
-    body_ = nullptr;
+    caller_sleeping_ = true;
+    done_.wait(lock, finished);
+    caller_sleeping_ = false;
   }
+  body_ = nullptr;
   size_t lowest = std::numeric_limits<size_t>::max();
   std::exception_ptr first;
   for (size_t t = 0; t < failure_.size(); ++t) {

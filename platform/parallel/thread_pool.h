@@ -1,7 +1,9 @@
-// A fixed pool of host threads for deterministic parallel phases (issue 6: SMs stepped in
-// parallel inside the SystemC process). The calling thread is thread 0 and takes part; the
-// other threads - 1 workers sleep on a condition variable between phases (no busy waiting
-// while the host or the rest of the simulation runs).
+// A fixed pool of host threads for deterministic parallel phases (SMs stepped in parallel
+// inside the SystemC process). The calling thread is thread 0 and takes part; the other
+// threads - 1 workers sleep on a condition variable between phases (no busy waiting while the
+// host or the rest of the simulation runs). Waits spin for a short while (kSpinMicros) before
+// they block: phases come back to back, and a futex wake-up costs tens of microseconds on a
+// virtual machine, more than a small phase's work.
 //
 //   ThreadPool pool(4);
 //   pool.run(n, Distribution::kDynamic, [&](size_t i) { ... touches only item i ... });
@@ -44,6 +46,9 @@ class ThreadPool {
   void run(size_t count, Distribution distribution, const std::function<void(size_t)>& body);
   // Phases that woke the workers (count >= 2 and threads >= 2), for tests and statistics.
   uint64_t parallel_phases() const { return phases_; }
+  // How long a worker waiting for the next phase, or the caller waiting for the workers, spins
+  // before it sleeps on its condition variable.
+  static constexpr int64_t kSpinMicros = 50;
 
  private:
   void worker(uint32_t thread);
@@ -53,10 +58,13 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable start_;  // workers wait for a new generation
   std::condition_variable done_;   // the caller waits for the running workers
-  uint64_t generation_ = 0;        // guarded by mutex_
-  uint32_t running_ = 0;           // workers still in this phase, guarded by mutex_
-  bool stop_ = false;              // guarded by mutex_
-  // The current phase (written before generation_ is bumped under the mutex).
+  // Bumped under mutex_ (so a worker about to sleep cannot miss it); read by spinning workers.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint32_t> running_{0};  // workers still in this phase
+  uint32_t sleeping_workers_ = 0;     // guarded by mutex_
+  bool caller_sleeping_ = false;      // guarded by mutex_
+  std::atomic<bool> stop_{false};
+  // The current phase (written before generation_ is bumped).
   size_t count_ = 0;
   Distribution distribution_ = Distribution::kStatic;
   const std::function<void(size_t)>* body_ = nullptr;

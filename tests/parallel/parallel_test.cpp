@@ -41,6 +41,25 @@ TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
   }
 }
 
+// Workers spin for a while after a phase, then sleep: phases that come back to back (the
+// workers still spinning), after a pause longer than the spin (asleep), and a mix of both hand
+// every phase over, with every index run once and its effects visible to the caller afterwards.
+TEST(ThreadPool, BackToBackAndSpacedPhasesAreAllRun) {
+  ThreadPool pool(4);
+  std::vector<uint64_t> sums(8, 0);
+  uint64_t expected = 0;
+  for (int phase = 0; phase < 3000; ++phase) {
+    if (phase % 500 == 499)
+      std::this_thread::sleep_for(std::chrono::microseconds(4 * ThreadPool::kSpinMicros));
+    pool.run(8, phase % 2 ? Distribution::kDynamic : Distribution::kStatic,
+             [&](size_t i) { sums[i] += static_cast<uint64_t>(phase) + i; });
+    expected += static_cast<uint64_t>(phase);
+    ASSERT_EQ(sums[7], expected + 7u * static_cast<uint64_t>(phase + 1)) << "phase " << phase;
+  }
+  for (size_t i = 0; i < sums.size(); ++i) EXPECT_EQ(sums[i], expected + i * 3000u);
+  EXPECT_EQ(pool.parallel_phases(), 3000u);
+}
+
 TEST(ThreadPool, StaticBlocksRunOnTheirOwnThreads) {
   ThreadPool pool(4);
   std::vector<std::thread::id> ran(8);

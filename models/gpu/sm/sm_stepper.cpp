@@ -125,20 +125,32 @@ double SmStepper::cpu_seconds(clockid_t clock) {
 }
 
 void SmStepper::run_due(const std::function<void(size_t)>& body) {
+  using steady = std::chrono::steady_clock;
   const size_t n = due_.size();
   const uint64_t min_work = params_.parallel_min_work;
   if (pool_.threads() > 1 && n >= 2 && min_work != 0) {
-    if ((phases_run_++ & 63) == 0) {  // timed on this thread: the estimate for the next 63
-      const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t phase = phases_run_++ & 63;
+    if (phase == 0) {  // timed on this thread: the estimate for the next 63
+      const auto t0 = steady::now();
       for (size_t k = 0; k < n; ++k) body(k);
-      sm_phase_ns_ = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
-                     static_cast<double>(n);
+      sm_phase_ns_ = std::chrono::duration<double, std::nano>(steady::now() - t0).count() / static_cast<double>(n);
       return;
     }
-    if (sm_phase_ns_ * static_cast<double>(n) < static_cast<double>(min_work)) {
+    // Sharing pays when the work it saves beats what the pool costs on this host (wake-ups,
+    // joins, imbalance: measured on the pool's own phases). Every 64th eligible phase goes to
+    // the pool whatever the estimate, so that a cost inflated once is measured again.
+    const double work = sm_phase_ns_ * static_cast<double>(n);
+    const double sharers = static_cast<double>(std::min<size_t>(n, pool_.threads()));
+    const double saved = work - work / sharers;
+    if (work < static_cast<double>(min_work) || (saved < pool_cost_ns_ && phase != 32)) {
       for (size_t k = 0; k < n; ++k) body(k);
       return;
     }
+    const auto t0 = steady::now();
+    pool_.run(n, params_.distribution, body);
+    const double wall = std::chrono::duration<double, std::nano>(steady::now() - t0).count();
+    pool_cost_ns_ += (std::max(0.0, wall - work / sharers) - pool_cost_ns_) / 8;
+    return;
   }
   pool_.run(n, params_.distribution, body);  // one thread, or one SM: a plain loop
 }

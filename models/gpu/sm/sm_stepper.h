@@ -14,7 +14,8 @@
 // process sleeps until then (or until a wake), and the pool's workers sleep between phases.
 // Kernels with a memory observer (tracing) keep their steps on the SystemC thread.
 // A phase whose SM work is estimated below `sim.parallel_min_work` host ns (from a phase timed on
-// one thread every 64) also runs on the SystemC thread alone: waking the pool would cost more.
+// one thread every 64), or whose sharing would save less than the pool's phases are measured to
+// cost on this host, also runs on the SystemC thread alone.
 //
 // Windowed (sim.window = W > 1; platform/parallel/README.md): the SMs are partitions that run
 // alone for a window [T, T + W) of core cycles, each on some pool thread, with their global
@@ -95,6 +96,7 @@ class SmStepper : public sc_core::sc_module {
   parallel::ThreadPool pool_;
   uint64_t phases_run_ = 0;     // calls of run_due: every 64th runs on one thread, timed
   double sm_phase_ns_ = 0;      // host ns per due SM, from the last timed single-thread phase
+  double pool_cost_ns_ = 0;     // host ns a pool phase costs beyond its share of the work (average)
   bool in_cycle_ = false;       // stepping: wakes need no event
   sc_core::sc_event wake_;
 };
