@@ -47,6 +47,14 @@ public:
     std::uint64_t request_seq = 0;
     std::uint32_t mshr_wait = 0;
     std::uint64_t mshr_unblocked_by = 0;
+    // Also for capture, barriers its warp passed since its previous global/local access
+    // instruction: the core cycles it waited at them (barrier_wait), and the last one: the cycle
+    // it arrived, the cycle it was released, and the warp slot whose arrival released it
+    // (barrier_released_by; kNone: none passed, or its own arrival released the barrier).
+    std::uint32_t barrier_wait = 0;
+    std::uint64_t barrier_arrived = 0;
+    std::uint64_t barrier_release = 0;
+    std::uint32_t barrier_released_by = kNone;
 
     tlm::tlm_extension_base* clone() const override;
     void copy_from(const tlm::tlm_extension_base& other) override;

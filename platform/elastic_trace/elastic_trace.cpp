@@ -84,12 +84,17 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
         issue = r.issue_cycle;
         put_var(out, zigzag(static_cast<int64_t>(r.order - order)));
         order = r.order;
-        put_var(out, r.dep_count);
+        put_var(out, uint64_t{r.dep_count} << 1 | (r.barrier ? 1 : 0));  // low bit: a barrier dependency
         for (uint32_t d = 0; d < r.dep_count; ++d) put_var(out, i - w.deps[r.dep_first + d]);  // distance back
         if (r.mshr_after != 0) {
           put_var(out, r.mshr_wait);
           put_var(out, r.mshr_after);
           put_var(out, r.mshr_gap);
+        }
+        if (r.barrier) {
+          put_var(out, r.barrier_warp == kNone ? 0 : (uint64_t{r.barrier_warp} + 1) << 1 | (r.barrier_on_response ? 1 : 0));
+          if (r.barrier_warp != kNone) put_var(out, r.barrier_request);
+          put_var(out, r.barrier_gap);
         }
       }
     }
@@ -191,7 +196,10 @@ KernelTrace decode_kernel(Reader& in) {
         r.issue_cycle = issue;
         order += static_cast<uint64_t>(unzigzag(in.var("request order")));
         r.order = order;
-        r.dep_count = in.var32("dependency count");
+        const uint64_t deps = in.var("dependency count");
+        r.barrier = (deps & 1) != 0;
+        if ((deps >> 1) > i) in.fail("a request depends on more requests than precede it");
+        r.dep_count = static_cast<uint32_t>(deps >> 1);
         if (r.dep_count > i) in.fail("a request depends on more requests than precede it");
         r.dep_first = static_cast<uint32_t>(w.deps.size());
         for (uint32_t d = 0; d < r.dep_count; ++d) {
@@ -204,6 +212,28 @@ KernelTrace decode_kernel(Reader& in) {
           r.mshr_after = in.var32("MSHR response count");
           if (r.mshr_after == 0) in.fail("an MSHR dependency on no response");
           r.mshr_gap = in.var32("MSHR gap");
+        }
+        if (r.barrier) {
+          const uint64_t anchor = in.var("barrier dependency");
+          if (anchor != 0) {
+            if ((anchor >> 1) > 0xffffffffu) in.fail("a barrier dependency on a warp out of range");
+            r.barrier_warp = static_cast<uint32_t>((anchor >> 1) - 1);
+            r.barrier_on_response = (anchor & 1) != 0;
+            r.barrier_request = in.var32("barrier request");
+          }
+          r.barrier_gap = in.var32("barrier gap");
+        }
+      }
+    }
+    // A barrier dependency names a request of a warp of the same CTA issued earlier (so a replay
+    // cannot wait for something that waits for it).
+    for (const WarpTrace& w : cta.warps) {
+      for (const Request& r : w.requests) {
+        if (!r.barrier || r.barrier_warp == kNone) continue;
+        if (r.barrier_warp >= cta.warps.size() || r.barrier_request >= cta.warps[r.barrier_warp].requests.size() ||
+            cta.warps[r.barrier_warp].requests[r.barrier_request].order >= r.order) {
+          in.fail("a barrier dependency on a request that is not an earlier one of its CTA (kernel " +
+                  std::to_string(k.id) + ", CTA " + std::to_string(cta.cta) + ")");
         }
       }
     }
@@ -446,6 +476,7 @@ TraceTotals totals(const Trace& trace) {
         t.deps += w.deps.size();
         for (const Request& r : w.requests) {
           if (r.mshr_after != 0) ++t.mshr_deps;
+          if (r.barrier) ++t.barrier_deps;
           switch (r.kind) {
             case AccessKind::Load: ++t.loads; break;
             case AccessKind::Store: ++t.stores; break;

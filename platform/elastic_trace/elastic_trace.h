@@ -25,7 +25,7 @@
 
 namespace gpuvp::elastic {
 
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr const char* kTraceFileName = "elastic.gvet";
 inline constexpr uint32_t kNone = 0xffffffffu;
 
@@ -65,6 +65,17 @@ struct Request {
   uint32_t mshr_wait = 0;
   uint32_t mshr_after = 0;
   uint32_t mshr_gap = 0;
+  // Its warp waited at a barrier since its previous request (barrier != false): `gap` leaves the
+  // waits out, and the request is ready no sooner than barrier_gap cycles after the event of the
+  // warp whose arrival released the last of those barriers that came last before the release:
+  // the response to (barrier_on_response) or the readiness of request barrier_request of warp
+  // barrier_warp of the same CTA, or the CTA's start (barrier_warp == kNone: that warp had
+  // neither before the release). That request precedes this one in `order`.
+  bool barrier = false;
+  bool barrier_on_response = false;
+  uint32_t barrier_warp = kNone;
+  uint32_t barrier_request = 0;
+  uint32_t barrier_gap = 0;
   // Replay only (not stored): no request of the trace writes this line (mark_shared_lines), so
   // replicas share it instead of offsetting it.
   bool shared = true;
@@ -164,7 +175,7 @@ void mark_shared_lines(Trace& trace);
 // Counts over a trace (for inspect and the replay's report).
 struct TraceTotals {
   uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
-  uint64_t mshr_deps = 0;
+  uint64_t mshr_deps = 0, barrier_deps = 0;
 };
 TraceTotals totals(const Trace& trace);
 

@@ -145,7 +145,12 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   wb.arrived.erase(keep, wb.arrived.end());
   r.dep_count = static_cast<uint32_t>(warp.deps.size()) - r.dep_first;
   std::sort(warp.deps.begin() + r.dep_first, warp.deps.end());
-  r.gap = gap_of(ready, any ? latest : wb.last_issue);
+  const uint64_t gap_start = any ? latest : wb.last_issue;
+  r.gap = gap_of(ready, gap_start);
+  if (ext->barrier_released_by != GpuExtension::kNone && ext->barrier_released_by != ext->warp_id &&
+      !r.after_cta_end && ext->barrier_release <= ready) {
+    barrier_dependency(*ext, *k, cache.cta_index, cache.warp_index, r, ready, gap_start);
+  }
   if (ext->mshr_wait != 0 && ext->mshr_unblocked_by != 0) {
     const Answered& freed = answered_[ext->sm_id][ext->mshr_unblocked_by % kAnsweredRing];
     if (freed.seq == ext->mshr_unblocked_by && freed.serial == k->serial) {
@@ -163,6 +168,48 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   ++requests_;
 }
 
+void TraceCapture::barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, uint32_t self,
+                                      Request& r, uint64_t ready, uint64_t gap_start) {
+  // The barrier waits inside the gap come out of it: the last barrier's as far as it overlaps
+  // the gap, the earlier ones' whole when the gap began before the last arrival.
+  const uint64_t last_wait = ext.barrier_release - std::min(ext.barrier_release, ext.barrier_arrived);
+  uint64_t waited = ext.barrier_release > std::max(ext.barrier_arrived, gap_start)
+                        ? ext.barrier_release - std::max(ext.barrier_arrived, gap_start)
+                        : 0;
+  if (gap_start <= ext.barrier_arrived) waited += ext.barrier_wait - std::min<uint64_t>(ext.barrier_wait, last_wait);
+  r.gap -= static_cast<uint32_t>(std::min<uint64_t>(r.gap, waited));
+  r.barrier = true;
+  // The releasing warp's last event before the release: its latest response or request then.
+  uint64_t anchor = k.builds[cta_index].begin;
+  const WarpCache& releaser = warp_cache_[ext.sm_id][ext.barrier_released_by];
+  if (releaser.serial == k.serial && releaser.cta == ext.cta_id && releaser.warp_index != self) {
+    const WarpTrace& w = k.trace.ctas[cta_index].warps[releaser.warp_index];
+    const WarpBuild& wb = k.builds[cta_index].warps[releaser.warp_index];
+    const uint64_t release = ext.barrier_release - std::min(ext.barrier_release, k.begin_cycle);
+    const auto after = std::upper_bound(w.requests.begin(), w.requests.end(), release,
+                                        [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
+    if (after != w.requests.begin()) {
+      r.barrier_warp = releaser.warp_index;
+      r.barrier_request = static_cast<uint32_t>(after - w.requests.begin() - 1);
+      r.barrier_on_response = false;
+      anchor = k.begin_cycle + std::prev(after)->issue_cycle;
+    }
+    const uint32_t n = std::min(wb.recent_count, WarpBuild::kRecent);
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto& [cycle, request] = wb.recent[(wb.recent_count - 1 - i) % WarpBuild::kRecent];
+      if (cycle > ext.barrier_release) continue;
+      if (cycle > anchor || r.barrier_warp == kNone) {
+        r.barrier_warp = releaser.warp_index;
+        r.barrier_request = request;
+        r.barrier_on_response = true;
+        anchor = cycle;
+      }
+      break;
+    }
+  }
+  r.barrier_gap = gap_of(ready, anchor);
+}
+
 void TraceCapture::response(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const auto it = open_.find(&gp);
   if (it == open_.end()) return;
@@ -173,6 +220,7 @@ void TraceCapture::response(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   WarpBuild& wb = k->builds[o.cta_index].warps[o.warp_index];
   wb.response_cycle[o.request] = cycle;
   wb.arrived.emplace_back(o.request, cycle);
+  wb.recent[wb.recent_count++ % WarpBuild::kRecent] = {cycle, o.request};
   if (holds_mshr(k->trace.ctas[o.cta_index].warps[o.warp_index].requests[o.request].kind)) {
     if (k->mshr_answers.size() <= o.sm) k->mshr_answers.resize(size_t{o.sm} + 1, 0);
     answered_[o.sm][o.seq % kAnsweredRing] = Answered{o.seq, o.serial, ++k->mshr_answers[o.sm], cycle};

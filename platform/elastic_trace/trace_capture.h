@@ -12,7 +12,9 @@
 // (GpuExtension::mshr_wait) leaves that wait out of its gap and depends on the response that
 // an MSHR, when that response is of the same kernel and still in the SM's ring of recent
 // responses (else the wait stays in the gap): it records how many such responses of the kernel
-// its SM had then, and the cycles since. Exact for the captured
+// its SM had then, and the cycles since. A request whose warp waited at a barrier
+// (GpuExtension::barrier_*) leaves the waits out of its gap and depends on the last event before
+// the release (a response or a request) of the warp whose arrival released it. Exact for the captured
 // configuration; an approximation elsewhere (docs/trace-replay.md says which parts).
 //
 // Another observer (the transaction tracer) can ride along: every call is forwarded to it, and a
@@ -20,6 +22,7 @@
 // of the run without capture.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -69,6 +72,11 @@ class TraceCapture final : public TraceObserver {
     uint64_t last_issue = 0;                               // absolute core cycle
     std::vector<std::pair<uint32_t, uint64_t>> arrived;    // (request, cycle) not yet depended on
     std::vector<uint64_t> response_cycle;                  // per request; ~0 = none yet
+    // Its last responses (cycle, request), oldest first in ring order: a barrier it released
+    // depends on the latest of them before the release.
+    static constexpr uint32_t kRecent = 16;
+    std::array<std::pair<uint64_t, uint32_t>, kRecent> recent{};
+    uint32_t recent_count = 0;
   };
   struct CtaBuild {
     uint64_t begin = 0;  // absolute core cycle
@@ -115,6 +123,10 @@ class TraceCapture final : public TraceObserver {
   KernelBuild* kernel(uint64_t id);
   KernelBuild* kernel_by_serial(uint64_t serial);
   void request(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  // The barrier dependency of request `r` (ready at `ready`, its gap counted from `gap_start`)
+  // of warp `self` of CTA `cta_index`, from the SM's stamp.
+  void barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, uint32_t self, Request& r,
+                          uint64_t ready, uint64_t gap_start);
   void response(tlm::tlm_generic_payload& gp, uint64_t cycle);
 
   uint64_t core_clock_hz_;

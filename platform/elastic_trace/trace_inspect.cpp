@@ -30,9 +30,10 @@ std::string trace_summary(const Trace& trace, uint64_t file_bytes) {
   const TraceTotals t = totals(trace);
   out += format("%zu kernel(s), %" PRIu64 " CTAs, %" PRIu64 " warps, %" PRIu64 " requests (%" PRIu64 " loads, %" PRIu64
                 " stores, %" PRIu64 " atomics/reductions, %" PRIu64 " instruction/constant fills and other), %" PRIu64
-                " dependencies, %" PRIu64 " on freed MSHRs; %" PRIu64 " bytes on disk (%.2f B per request)\n",
+                " dependencies, %" PRIu64 " on freed MSHRs, %" PRIu64 " on barriers; %" PRIu64
+                " bytes on disk (%.2f B per request)\n",
                 trace.kernels.size(), t.ctas, t.warps, t.requests, t.loads, t.stores, t.atomics, t.other, t.deps,
-                t.mshr_deps, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
+                t.mshr_deps, t.barrier_deps, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
   if (h.far_faults != 0) {
     out += format("note: %" PRIu64 " unified-memory far faults during the capture; a replay times those accesses as "
                   "device memory\n", h.far_faults);

@@ -86,6 +86,17 @@ KernelTrace sample_kernel(uint64_t id) {
             r.mshr_gap = 9;
           }
         }
+        if (i == 2 && w == 1) {  // past a barrier released by warp 0, after its second response
+          r.barrier = true;
+          r.barrier_warp = 0;
+          r.barrier_request = 1;
+          r.barrier_on_response = true;
+          r.barrier_gap = 31;
+        }
+        if (i == 1 && w == 0) {  // past a barrier warp 1 released before it had any request
+          r.barrier = true;
+          r.barrier_gap = 17;
+        }
         warp.requests.push_back(r);
       }
       cta.warps.push_back(warp);
@@ -162,6 +173,11 @@ TEST(ElasticTrace, RoundTripsEveryField) {
           EXPECT_EQ(x.mshr_wait, y.mshr_wait);
           EXPECT_EQ(x.mshr_after, y.mshr_after);
           EXPECT_EQ(x.mshr_gap, y.mshr_gap);
+          EXPECT_EQ(x.barrier, y.barrier);
+          EXPECT_EQ(x.barrier_warp, y.barrier_warp);
+          EXPECT_EQ(x.barrier_request, y.barrier_request);
+          EXPECT_EQ(x.barrier_on_response, y.barrier_on_response);
+          EXPECT_EQ(x.barrier_gap, y.barrier_gap);
         }
       }
     }
@@ -172,6 +188,7 @@ TEST(ElasticTrace, RoundTripsEveryField) {
   EXPECT_EQ(totals_seen.stores, 12u);
   EXPECT_EQ(totals_seen.deps, 24u);
   EXPECT_EQ(totals_seen.mshr_deps, 6u);
+  EXPECT_EQ(totals_seen.barrier_deps, 12u);
   const std::string summary = trace_summary(t, 1000);
   EXPECT_NE(summary.find("./app --size 1024"), std::string::npos) << summary;
   EXPECT_NE(summary.find("far faults"), std::string::npos) << summary;
@@ -205,6 +222,38 @@ TEST(ElasticTrace, RejectsAnMshrDependencyOnResponsesThatCannotCome) {
     writer.close(0);
   }
   EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(3).mshr_after, 6u);
+}
+
+// A barrier dependency names an earlier request of a warp of the same CTA: one on a later
+// request (or on a request or warp that does not exist) could leave a replay waiting forever.
+TEST(ElasticTrace, RejectsABarrierDependencyOnALaterRequest) {
+  const std::string dir = temp_dir("barrier");
+  // Warp 1's request 2 (order 112) depends on warp 0's request 1 (order 101) in the sample.
+  const std::vector<std::pair<uint32_t, uint32_t>> bad = {{1, 2}, {1, 3}, {0, 4}, {2, 0}};  // (warp, request)
+  for (const auto& [warp, request] : bad) {
+    {
+      TraceWriter writer(dir, sample_header());
+      KernelTrace k = sample_kernel(1);
+      k.ctas[1].warps[1].requests[2].barrier_warp = warp;
+      k.ctas[1].warps[1].requests[2].barrier_request = request;
+      writer.add_kernel(k);
+      writer.close(0);
+    }
+    try {
+      read_trace(dir);
+      FAIL() << "a barrier dependency on warp " << warp << " request " << request << " was accepted";
+    } catch (const TraceFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("barrier dependency"), std::string::npos) << e.what();
+    }
+  }
+  {
+    TraceWriter writer(dir, sample_header());
+    KernelTrace k = sample_kernel(1);
+    k.ctas[1].warps[1].requests[2].barrier_request = 2;  // warp 0's request 2 (order 102): earlier, accepted
+    writer.add_kernel(k);
+    writer.close(0);
+  }
+  EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(2).barrier_request, 2u);
 }
 
 TEST(ElasticTrace, MarksLinesNoRequestWritesAsShared) {

@@ -157,6 +157,42 @@ TEST(TraceInjector, AHeldBackRequestWaitsForTheResponseThatFreesAnMshr) {
   EXPECT_EQ(replay(mshr_cta(), sc_time(100, SC_NS), 0, false).issue_cycles, (std::vector<uint64_t>{10, 32}));
 }
 
+// Warp 1 passed a barrier that warp 0 released 6 cycles after its load's response; its next
+// load was ready 2 cycles after its previous one, not counting the wait. It leaves 6 cycles after
+// warp 0's response as replayed, whatever the memory's latency; a barrier that warp 0 released
+// before it had any request holds warp 1's third load until 40 cycles after the CTA's start.
+elastic::CtaTrace barrier_cta() {
+  elastic::CtaTrace cta;
+  cta.cta = 2;
+  cta.end_gap = 1;
+  elastic::WarpTrace w0;
+  w0.requests.push_back(req(0x1000, AccessKind::Load, 0, {}, w0, 1, true));
+  elastic::WarpTrace w1;
+  w1.requests.push_back(req(0x2000, AccessKind::Load, 1, {}, w1, 2, true));
+  elastic::Request after = req(0x3000, AccessKind::Load, 2, {}, w1, 3, true);
+  after.barrier = true;
+  after.barrier_warp = 0;
+  after.barrier_request = 0;
+  after.barrier_on_response = true;
+  after.barrier_gap = 6;
+  w1.requests.push_back(after);
+  elastic::Request early = req(0x4000, AccessKind::Load, 1, {}, w1, 4, true);
+  early.barrier = true;
+  early.barrier_gap = 40;
+  w1.requests.push_back(early);
+  cta.warps = {w0, w1};
+  return cta;
+}
+
+TEST(TraceInjector, ARequestPastABarrierWaitsForTheWarpThatReleasedIt) {
+  EXPECT_EQ(replay(barrier_cta(), sc_time(100, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 116, 117}));
+  EXPECT_EQ(replay(barrier_cta(), sc_time(20, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 36, 50}));
+  elastic::CtaTrace plain = barrier_cta();
+  plain.warps[1].requests[1].barrier = false;
+  plain.warps[1].requests[2].barrier = false;
+  EXPECT_EQ(replay(plain, sc_time(100, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 13, 14}));
+}
+
 TEST(TraceInjector, OffsetMovesOnlyWrittenLines) {
   const Replayed run = replay(sample_cta(), sc_time(100, SC_NS), uint64_t{1} << 30);
   EXPECT_EQ(run.addresses, (std::vector<uint64_t>{0x1000, 0x1000, 0x2000, 0x3000 + (uint64_t{1} << 30)}));

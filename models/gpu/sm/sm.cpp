@@ -34,6 +34,13 @@ inline uint32_t popcount32(uint32_t v) {
 
 enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStallIdle, kStallFetch, kStallCount };
 
+// The barriers a warp passed between two of its global/local access instructions (capture only).
+struct BarrierStamp {
+  uint32_t wait = 0;
+  uint64_t arrived = 0, release = 0;
+  uint32_t released_by = kNone;
+};
+
 struct WarpSlot {
   bool used = false;
   uint32_t cta = 0;       // index into Impl::ctas
@@ -65,6 +72,11 @@ struct WarpSlot {
   // Impl::mshr_blocked_at when its next instruction first found the LSU queue full (kNever:
   // not stalled so): the start of its MSHR wait (GpuExtension::mshr_wait).
   uint64_t lsu_full_mark = kNever;
+  // Barriers, for capture (GpuExtension::barrier_*): the cycle it arrived at the barrier it waits
+  // at (kNever: none); since its last global/local access instruction, the cycles it waited at
+  // barriers and the last barrier it passed (arrival, release, the slot whose arrival released it).
+  uint64_t barrier_arrived = kNever;
+  BarrierStamp barrier;
 };
 
 struct CtaRecord {
@@ -88,6 +100,7 @@ struct LsuOp {
   bool l1_bypass = false;   // a load that neither hits nor allocates in L1 (ld.cg/.cv/.volatile)
   uint32_t local_from = 0;  // lines[local_from..line_count) are local memory (after the global ones)
   uint64_t mshr_mark = 0;   // Impl::mshr_blocked_at when its warp first tried to issue it
+  BarrierStamp barrier;     // its warp's barriers since its previous access instruction
   uint64_t lines[kMaxLines];
   uint8_t masks[kMaxLines];
 };
@@ -143,6 +156,7 @@ struct Outgoing {
   uint64_t queued_cycle = 0;  // when it joined the queue (GpuExtension::queued_cycle)
   uint32_t mshr_wait = 0;             // GpuExtension::mshr_wait
   uint64_t mshr_unblocked_by = 0;     // GpuExtension::mshr_unblocked_by
+  BarrierStamp barrier;               // GpuExtension::barrier_*
 };
 
 struct Response {
@@ -821,6 +835,7 @@ struct Sm::Impl {
     // CTA on other sub-cores: their cached scans no longer hold.
     if (info.unit == UnitClass::kBarrier || info.unit == UnitClass::kBranch || info.unit == UnitClass::kOther || !ok)
       mark_all_dirty();
+    if (info.unit == UnitClass::kBarrier && ok) note_barrier(slot, c);
     ++warp_instructions;
     thread_instructions.add(static_cast<uint64_t>(popcount32(step.active_mask)));
     if (!ok) return;  // the kernel faulted: its CTAs are retired by retire_done()
@@ -911,6 +926,8 @@ struct Sm::Impl {
         op.line_count = global ? coalesce(global, op.lines, op.masks) : 0;
         op.local_from = op.line_count;
         op.mshr_mark = w.lsu_full_mark != kNever ? w.lsu_full_mark : mshr_blocked_at(c);
+        op.barrier = w.barrier;
+        w.barrier = BarrierStamp{};
         if (local) {
           ++local_accesses;
           op.line_count = coalesce_local(local, local_sm_base + slot * local_warp_bytes, op.lines, op.masks, op.line_count);
@@ -1282,6 +1299,10 @@ struct Sm::Impl {
     ext->request_seq = next_request_seq++;
     ext->mshr_wait = o.mshr_wait;
     ext->mshr_unblocked_by = o.mshr_unblocked_by;
+    ext->barrier_wait = o.barrier.wait;
+    ext->barrier_arrived = o.barrier.arrived;
+    ext->barrier_release = o.barrier.release;
+    ext->barrier_released_by = o.barrier.released_by;
     if (o.mshr != kNone) {
       mshrs[o.mshr].gp = gp;
       mshrs[o.mshr].request_seq = ext->request_seq;
@@ -1623,8 +1644,31 @@ struct Sm::Impl {
 
   bool idle() const { return resident_warps == 0 && memory_idle(); }
 
+  // Warp `slot` stepped a barrier instruction at cycle c: it waits there now, or it passed, and
+  // then the warps of its CTA that waited and are free now were released by its arrival.
+  void note_barrier(uint32_t slot, uint64_t c) {
+    WarpSlot& w = warps[slot];
+    CtaRecord& cta = ctas[w.cta];
+    if (!cta.run->warp_ready(cta.slot, w.warp)) {
+      w.barrier_arrived = c;
+      return;
+    }
+    for (const uint32_t other : cta.warp_slots) {
+      WarpSlot& o = warps[other];
+      if (o.barrier_arrived == kNever || !cta.run->warp_ready(cta.slot, o.warp)) continue;
+      const uint64_t wait = uint64_t{o.barrier.wait} + (c - o.barrier_arrived);
+      o.barrier.wait = static_cast<uint32_t>(std::min<uint64_t>(wait, 0xffffffffu));
+      o.barrier.arrived = o.barrier_arrived;
+      o.barrier.release = c;
+      o.barrier.released_by = slot;
+      o.barrier_arrived = kNever;
+    }
+    w.barrier.released_by = kNone;  // its own arrival released it: it waited for nobody
+  }
+
   // A request of LSU instruction `op`, queued at cycle c: how long the missing MSHRs held it.
   void note_mshr_wait(Outgoing& o, const LsuOp& op, uint64_t c) {
+    o.barrier = op.barrier;
     mshr_unblocked(c);
     const uint64_t wait = mshr_blocked_at(c) - op.mshr_mark;
     if (wait == 0) return;
@@ -1638,6 +1682,7 @@ struct Sm::Impl {
     o.queued_cycle = c;
     o.mshr_wait = 0;
     o.mshr_unblocked_by = 0;
+    o.barrier = BarrierStamp{};
     o.line = line;
     o.mask = mask;
     o.kind = kind;
@@ -1726,6 +1771,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.fetched_line = kNever;
     ws.missed_line = kNever;
     ws.lsu_full_mark = kNever;
+    ws.barrier_arrived = kNever;
+    ws.barrier = BarrierStamp{};
     ws.ready_at.assign(run.register_slots(), 0);
     ws.async_committed = 0;
     ws.async_in_flight.fill(0);

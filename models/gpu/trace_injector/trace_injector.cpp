@@ -20,6 +20,8 @@ struct TraceInjector::Warp {
   uint64_t offset = 0;
   uint64_t last_ready = 0;    // ready cycle of its previous request (CTA start before the first)
   std::vector<uint64_t> response_cycle;  // per request; kNever until it arrives
+  std::vector<uint64_t> ready_cycle;     // per request; kNever until it is queued
+  std::vector<uint32_t> barrier_waiters;  // warps of its CTA whose next request waits for its events
   std::vector<std::pair<const tlm::tlm_generic_payload*, uint32_t>> in_flight;  // (payload, request)
 };
 
@@ -101,6 +103,8 @@ void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id
     w.offset = offset;
     w.last_ready = begin;
     w.response_cycle.assign(wt.requests.size(), kNever);
+    w.ready_cycle.assign(wt.requests.size(), kNever);
+    w.barrier_waiters.clear();
     w.in_flight.clear();
     w.mshr_anchored = captured_sm;
     cta.warps.push_back(h);
@@ -129,6 +133,20 @@ void TraceInjector::evaluate(uint32_t h) {
       floor = mshr_freed_[r.mshr_after - 1] + r.mshr_gap;
     }
   }
+  if (r.barrier && !w.orphan) {  // no sooner than barrier_gap after the releasing warp's event
+    const Cta& cta = ctas_[w.cta];
+    uint64_t anchor = cta.begin;
+    if (r.barrier_warp != elastic::kNone) {
+      Warp& releaser = warps_[cta.warps[r.barrier_warp]];
+      anchor = r.barrier_on_response ? releaser.response_cycle[r.barrier_request]
+                                     : releaser.ready_cycle[r.barrier_request];
+      if (anchor == kNever) {
+        releaser.barrier_waiters.push_back(h);
+        return;
+      }
+    }
+    floor = std::max(floor, anchor + r.barrier_gap);
+  }
   uint64_t ready;
   if (r.dep_count == 0) {
     ready = w.last_ready + gap;
@@ -143,9 +161,18 @@ void TraceInjector::evaluate(uint32_t h) {
   }
   ready = std::max(ready, floor);
   w.last_ready = ready;
+  w.ready_cycle[w.next] = ready;
   w.queued = true;
   ready_.push(Ready{ready, r.order, h});
   wake_at(std::max(ready, send_allowed_));
+  wake_barrier_waiters(h);
+}
+
+void TraceInjector::wake_barrier_waiters(uint32_t h) {
+  if (warps_[h].barrier_waiters.empty()) return;
+  std::vector<uint32_t> waiters;
+  waiters.swap(warps_[h].barrier_waiters);
+  for (uint32_t waiter : waiters) evaluate(waiter);
 }
 
 void TraceInjector::wake_at(uint64_t cycle) {
@@ -279,6 +306,7 @@ void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
   if (!found) throw std::logic_error("TraceInjector: a response it did not ask for");
   w.response_cycle[index] = c;
   if (elastic::holds_mshr(w.trace->requests[index].kind)) count_mshr_response(w.kernel_id, c);
+  wake_barrier_waiters(h);
   if (w.orphan) {  // its CTA is gone: it issues what is left, then its handle is free
     evaluate(h);
     release_if_done(h);

@@ -13,7 +13,8 @@
 // before the warp's previous request; and a request the captured L1's MSHRs held back no sooner
 // than `mshr_gap` after the mshr_after-th response of the kernel on this injector to a request
 // holding an MSHR (whichever warp's: the MSHR it took was freed then); in task mode its gap gets
-// the captured wait back instead. Ready requests of all warps go out in (ready cycle,
+// the captured wait back instead; and a request whose warp waited at a barrier no sooner than
+// `barrier_gap` after the replayed event (response or readiness) of the warp that released it. Ready requests of all warps go out in (ready cycle,
 // captured order) order when the port is free: the SM's first-in first-out queue. A CTA ends `end_gap` cycles after its last issue or held response (the ones
 // that held it at capture); the injector reports the end cycle and the CTA's slot is free.
 // Requests captured after their CTA ended (stores the LSU still held) go out afterwards.
@@ -86,6 +87,7 @@ class TraceInjector : public sc_core::sc_module {
 
   void evaluate(uint32_t warp);  // queue the warp's next request if its dependencies are met
   void count_mshr_response(uint64_t kernel_id, uint64_t cycle);
+  void wake_barrier_waiters(uint32_t warp);  // an event of `warp` that others' barriers wait for
   void request_sent(uint32_t warp_handle);
   void check_cta_end(uint32_t cta);
   void release_if_done(uint32_t warp);  // frees an ended CTA's warp once it has nothing left
