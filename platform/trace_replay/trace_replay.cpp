@@ -125,7 +125,8 @@ class ReplayTop : public sc_core::sc_module {
     if (sms_ == 0) throw std::invalid_argument("replay: no SMs to replay on");
     for (uint32_t i = 0; i < sms_; ++i) {
       injectors_.push_back(std::make_unique<gpu::TraceInjector>(("sm_" + std::to_string(i)).c_str(), i, clocks_.core,
-                                                                stats, "gpu.injector[" + std::to_string(i) + "]"));
+                                                                stats, "gpu.injector[" + std::to_string(i) + "]",
+                                                                p.sm.l1_mshrs));
       injectors_.back()->on_cta_done([this](uint64_t tag, uint64_t end) { cta_done(tag, end); });
     }
     const uint32_t cluster = std::max<uint32_t>(1, p.sm.cluster_size);

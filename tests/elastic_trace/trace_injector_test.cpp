@@ -59,11 +59,12 @@ struct Replayed {
   uint64_t tag = 0;
 };
 
-Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset, bool captured_sm = false) {
+Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset, bool captured_sm = false,
+                uint32_t mshrs = 0) {
   testbench::Simulation sim;
   ClockDomain clock("core", 1'000'000'000);  // 1 ns cycles
   stats::Registry stats;
-  TraceInjector injector("sm_7", 7, clock, stats, "gpu.injector[7]");
+  TraceInjector injector("sm_7", 7, clock, stats, "gpu.injector[7]", mshrs);
   testbench::MemoryTarget memory("memory", latency);
   injector.mem.bind(memory.socket);
   Replayed run;
@@ -191,6 +192,18 @@ TEST(TraceInjector, ARequestPastABarrierWaitsForTheWarpThatReleasedIt) {
   plain.warps[1].requests[1].barrier = false;
   plain.warps[1].requests[2].barrier = false;
   EXPECT_EQ(replay(plain, sc_time(100, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 13, 14}));
+}
+
+// With one L1 MSHR, each load waits for the response that frees it: warp 1's load goes at 12,
+// warp 0's first load (ready at 15) at its response (112), the second load (ready at 16), queued
+// behind the first, at 212, and the store 10 cycles after that one's response. With as many
+// MSHRs as the captured L1 had, the pool changes nothing.
+TEST(TraceInjector, LoadsWaitForAFreeMshrAndHoldTheQueueBehindThem) {
+  EXPECT_EQ(replay(sample_cta(), sc_time(100, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{12, 15, 16, 126}));
+  EXPECT_EQ(replay(sample_cta(), sc_time(100, SC_NS), 0, false, 1).issue_cycles,
+            (std::vector<uint64_t>{12, 112, 212, 322}));
+  EXPECT_EQ(replay(sample_cta(), sc_time(100, SC_NS), 0, false, 64).issue_cycles,
+            (std::vector<uint64_t>{12, 15, 16, 126}));
 }
 
 TEST(TraceInjector, OffsetMovesOnlyWrittenLines) {

@@ -1666,7 +1666,8 @@ struct Sm::Impl {
     w.barrier.released_by = kNone;  // its own arrival released it: it waited for nobody
   }
 
-  // A request of LSU instruction `op`, queued at cycle c: how long the missing MSHRs held it.
+  // A request of LSU instruction `op`, queued at cycle c: how long the missing MSHRs held it, and
+  // the barriers its warp passed before the instruction.
   void note_mshr_wait(Outgoing& o, const LsuOp& op, uint64_t c) {
     o.barrier = op.barrier;
     mshr_unblocked(c);

@@ -38,15 +38,18 @@ struct TraceInjector::Cta {
 };
 
 TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, const ClockDomain& clock,
-                             stats::Registry& stats, const std::string& stats_path)
+                             stats::Registry& stats, const std::string& stats_path, uint32_t mshrs)
     : sc_module(name),
       mem("mem"),
       index_(sm_index),
       clock_(clock),
+      mshrs_(mshrs),
       requests_(stats.group(stats_path).counter("requests", "request", "requests sent (one per captured request)")),
       sector_requests_(stats.group(stats_path).counter("sector_requests", "sector", "32 B sectors requested")),
       write_requests_(stats.group(stats_path).counter("write_requests", "request", "write requests sent")),
-      ctas_started_(stats.group(stats_path).counter("ctas", "CTA", "CTAs replayed")) {
+      ctas_started_(stats.group(stats_path).counter("ctas", "CTA", "CTAs replayed")),
+      mshr_full_(stats.group(stats_path).counter("mshr_full", "event",
+                                                 "times the next request waited for a free L1 MSHR")) {
   mem.register_nb_transport_bw(this, &TraceInjector::nb_transport_bw);
   SC_HAS_PROCESS(TraceInjector);
   SC_METHOD(tick);
@@ -204,10 +207,16 @@ void TraceInjector::step() {
     return;
   }
   const Ready top = ready_.top();
+  const bool takes_mshr = elastic::holds_mshr(warps_[top.warp].trace->requests[warps_[top.warp].next].kind);
+  if (takes_mshr && mshrs_ != 0 && mshrs_busy_ >= mshrs_) {
+    ++mshr_full_;
+    return;  // a response frees one and wakes this
+  }
   ready_.pop();
   Warp& w = warps_[top.warp];
   const uint32_t index = w.next;
   const elastic::Request& r = w.trace->requests[index];
+  if (takes_mshr) ++mshrs_busy_;
   w.queued = false;
   ++w.next;
   if (!w.orphan && !r.after_cta_end) {
@@ -305,7 +314,10 @@ void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
   gp.release();
   if (!found) throw std::logic_error("TraceInjector: a response it did not ask for");
   w.response_cycle[index] = c;
-  if (elastic::holds_mshr(w.trace->requests[index].kind)) count_mshr_response(w.kernel_id, c);
+  if (elastic::holds_mshr(w.trace->requests[index].kind)) {
+    --mshrs_busy_;
+    count_mshr_response(w.kernel_id, c);
+  }
   wake_barrier_waiters(h);
   if (w.orphan) {  // its CTA is gone: it issues what is left, then its handle is free
     evaluate(h);

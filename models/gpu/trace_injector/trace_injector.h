@@ -23,7 +23,11 @@
 // Request::shared is false (lines the trace writes), so a replica works on its own copy of the
 // data it writes while read-only lines stay shared.
 //
-// Statistics (group `stats_path`): requests, sector_requests, write_requests, ctas.
+// The L1's MSHRs as a pool (constructor's `mshrs`): at the captured configuration the SM never
+// had more misses in flight than it has MSHRs, so the pool changes nothing there; a slower memory
+// or fewer MSHRs on replay make requests wait for one, as on the SM.
+//
+// Statistics (group `stats_path`): requests, sector_requests, write_requests, ctas, mshr_full.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +54,11 @@ class TraceInjector : public sc_core::sc_module {
   // (tag given to start_cta, core cycle at which the CTA ended)
   using CtaDone = std::function<void(uint64_t tag, uint64_t end_cycle)>;
 
+  // `mshrs`: the replayed L1's MSHRs (gpu.sm.l1.mshrs; 0: no limit). A request that holds one
+  // (elastic::holds_mshr) leaves only while fewer than `mshrs` such requests await their
+  // responses; the requests behind it wait too, as behind the SM's LSU head.
   TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, const ClockDomain& clock, stats::Registry& stats,
-                const std::string& stats_path);
+                const std::string& stats_path, uint32_t mshrs = 0);
   ~TraceInjector() override;
   TraceInjector(const TraceInjector&) = delete;
   TraceInjector& operator=(const TraceInjector&) = delete;
@@ -113,6 +120,8 @@ class TraceInjector : public sc_core::sc_module {
       mshr_waiters_;
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;
   uint32_t resident_ = 0;
+  uint32_t mshrs_ = 0;      // 0: no limit
+  uint32_t mshrs_busy_ = 0;  // requests holding an MSHR that await their response
   bool in_flight_ = false;  // a BEGIN_REQ awaits END_REQ
   const tlm::tlm_generic_payload* in_flight_gp_ = nullptr;
   uint64_t send_allowed_ = 0;
@@ -122,6 +131,7 @@ class TraceInjector : public sc_core::sc_module {
   stats::Counter& sector_requests_;
   stats::Counter& write_requests_;
   stats::Counter& ctas_started_;
+  stats::Counter& mshr_full_;
 };
 
 }  // namespace gpuvp::gpu
