@@ -200,7 +200,6 @@ KernelTrace decode_kernel(Reader& in) {
         r.barrier = (deps & 1) != 0;
         if ((deps >> 1) > i) in.fail("a request depends on more requests than precede it");
         r.dep_count = static_cast<uint32_t>(deps >> 1);
-        if (r.dep_count > i) in.fail("a request depends on more requests than precede it");
         r.dep_first = static_cast<uint32_t>(w.deps.size());
         for (uint32_t d = 0; d < r.dep_count; ++d) {
           const uint64_t back = in.var("dependency");
