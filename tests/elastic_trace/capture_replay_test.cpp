@@ -152,23 +152,36 @@ TEST(CaptureReplay, SmallerL2MovesCyclesLikeTheDetailedModel) {
   EXPECT_LE(error_of(replay_small, detailed_small.cycles), 0.05);
 }
 
+// Captures `workload` with `sets` and runs it again with `change` on top (`slower`: the change
+// should slow the detailed model down, else speed it up). The trace must carry dependencies of
+// the kind `gpuvp trace inspect` calls `label`, replay its own configuration exactly, and replay
+// the changed one within 1 % of the detailed model.
+void expect_replay_follows(const std::string& workload, const std::string& name, std::vector<std::string> sets,
+                           const std::string& change, const std::string& label, bool slower) {
+  const Captured base = capture(workload, name + "_base", sets);
+  sets.push_back(change);
+  const Captured detailed = capture(workload, name + "_changed", sets);
+  if (slower) {
+    ASSERT_GT(detailed.cycles, base.cycles) << change << " should slow the detailed model down";
+  } else {
+    ASSERT_LT(detailed.cycles, base.cycles) << change << " should speed the detailed model up";
+  }
+  const ProcessResult inspect = gpuvp({"trace", "inspect", base.dir});
+  ASSERT_EQ(inspect.exit_code, 0) << describe(inspect);
+  EXPECT_EQ(inspect.out.find(" 0 " + label), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find(label), std::string::npos) << inspect.out;
+  EXPECT_EQ(replay_cycles(base, {}, temp(name + "_same.json")), base.cycles);
+  const uint64_t replayed = replay_cycles(base, {"--set", change}, temp(name + "_replay.json"));
+  EXPECT_LE(error_of(replayed, detailed.cycles), 0.01)
+      << "detailed " << base.cycles << " -> " << detailed.cycles << ", replay -> " << replayed;
+}
+
 // With 8 MSHRs per L1, vector_add's loads wait for free MSHRs most of the time; those waits are
 // recorded as dependencies on the responses that free an MSHR, so a 2x faster HBM shortens them
 // on replay as in the detailed model (measured: 6284 -> 6131 detailed, 6133 replayed).
 TEST(CaptureReplay, MshrWaitsShrinkWithAFasterMemoryLikeTheDetailedModel) {
-  const std::vector<std::string> few_mshrs = {"gpu.sm.l1.mshrs=8"};
-  const std::string fast = "memory.hbm.clock=1754MHz";
-  const Captured base = capture("workload_vector_add", "mshr_base", few_mshrs);
-  const Captured detailed_fast = capture("workload_vector_add", "mshr_fast", {few_mshrs[0], fast});
-  ASSERT_LT(detailed_fast.cycles, base.cycles) << "a faster HBM should speed the detailed model up";
-  const ProcessResult inspect = gpuvp({"trace", "inspect", base.dir});
-  ASSERT_EQ(inspect.exit_code, 0) << describe(inspect);
-  EXPECT_EQ(inspect.out.find(" 0 on freed MSHRs"), std::string::npos) << inspect.out;
-  EXPECT_NE(inspect.out.find("on freed MSHRs"), std::string::npos) << inspect.out;
-  EXPECT_EQ(replay_cycles(base, {}, temp("mshr_same.json")), base.cycles);
-  const uint64_t replay_fast = replay_cycles(base, {"--set", fast}, temp("mshr_fast_replay.json"));
-  EXPECT_LE(error_of(replay_fast, detailed_fast.cycles), 0.01)
-      << "detailed " << base.cycles << " -> " << detailed_fast.cycles << ", replay -> " << replay_fast;
+  expect_replay_follows("workload_vector_add", "mshr", {"gpu.sm.l1.mshrs=8"}, "memory.hbm.clock=1754MHz",
+                        "on freed MSHRs", false);
 }
 
 // The tiled gemm's warps meet at barriers, where each waits for the last warp of its CTA, whose
@@ -176,18 +189,7 @@ TEST(CaptureReplay, MshrWaitsShrinkWithAFasterMemoryLikeTheDetailedModel) {
 // stretch with a 2x slower HBM on replay as in the detailed model (measured: 11480 -> 11794
 // detailed, 11765 replayed).
 TEST(CaptureReplay, BarrierWaitsStretchWithASlowerMemoryLikeTheDetailedModel) {
-  const std::string slow = "memory.hbm.clock=438.5MHz";
-  const Captured base = capture("workload_gemm", "barrier_base");
-  const Captured detailed_slow = capture("workload_gemm", "barrier_slow", {slow});
-  ASSERT_GT(detailed_slow.cycles, base.cycles) << "a slower HBM should slow the detailed model down";
-  const ProcessResult inspect = gpuvp({"trace", "inspect", base.dir});
-  ASSERT_EQ(inspect.exit_code, 0) << describe(inspect);
-  EXPECT_EQ(inspect.out.find(" 0 on barriers"), std::string::npos) << inspect.out;
-  EXPECT_NE(inspect.out.find("on barriers"), std::string::npos) << inspect.out;
-  EXPECT_EQ(replay_cycles(base, {}, temp("barrier_same.json")), base.cycles);
-  const uint64_t replay_slow = replay_cycles(base, {"--set", slow}, temp("barrier_slow_replay.json"));
-  EXPECT_LE(error_of(replay_slow, detailed_slow.cycles), 0.01)
-      << "detailed " << base.cycles << " -> " << detailed_slow.cycles << ", replay -> " << replay_slow;
+  expect_replay_follows("workload_gemm", "barrier", {}, "memory.hbm.clock=438.5MHz", "on barriers", true);
 }
 
 // The injectors keep the L1's MSHRs as a pool of the replayed configuration's size: at the
