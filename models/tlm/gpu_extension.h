@@ -55,6 +55,10 @@ public:
     std::uint64_t barrier_arrived = 0;
     std::uint64_t barrier_release = 0;
     std::uint32_t barrier_released_by = kNone;
+    // Also for capture: a load that looked up the L1 and missed: the sectors its warp wanted
+    // (sector_mask holds those it requests; the others hit). 0 for every other request, and for
+    // loads that bypass the L1 (ld.cg, volatile).
+    std::uint8_t l1_access = 0;
 
     tlm::tlm_extension_base* clone() const override;
     void copy_from(const tlm::tlm_extension_base& other) override;

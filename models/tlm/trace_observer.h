@@ -16,6 +16,18 @@ namespace gpuvp {
 // ended within that call, response included).
 enum class TracePhase : std::uint8_t { kBeginReq, kEndReq, kBeginResp, kEndResp, kCompleted };
 
+// An L1 data-cache load lookup that sent no request of its own (elastic trace capture): every
+// sector it wanted was valid, or the missing ones merged into a pending miss (an MSHR).
+struct L1Lookup {
+  std::uint64_t cycle = 0;      // core cycle of the lookup
+  std::uint64_t kernel_id = 0;
+  std::uint64_t cta = 0;        // linear CTA index
+  std::uint32_t warp_slot = 0;
+  std::uint64_t line = 0;       // 128 B line address (virtual)
+  std::uint8_t mask = 0;        // sectors the warp wanted
+  bool merged = false;          // some sectors waited for a pending miss
+};
+
 class TraceObserver {
  public:
   static constexpr std::uint32_t kNotTraced = 0xffffffffu;
@@ -43,6 +55,14 @@ class TraceObserver {
   // migrated_bytes / page size), both running totals. A no-op unless a tracer wants them.
   virtual void far_faults(std::uint64_t /*outstanding*/, std::uint64_t /*raised*/, std::uint64_t /*migrated_pages*/,
                           const sc_core::sc_time& /*at*/) {}
+
+  // L1 lookups (elastic trace capture): SMs report them only to an observer that wants them,
+  // from the SystemC thread, at or before the end of the lookup's kernel.
+  virtual bool wants_l1_lookups() const { return false; }
+  virtual void l1_lookup(std::uint32_t /*sm*/, const L1Lookup& /*lookup*/) {}
+  // The shared-memory capacity an SM is configured with for a kernel (its carve-out of the
+  // unified L1/shared storage; the L1 gets the rest), when the CTA scheduler admits the kernel.
+  virtual void kernel_shared_capacity(std::uint64_t /*kernel_id*/, std::uint64_t /*bytes*/) {}
 };
 
 }  // namespace gpuvp

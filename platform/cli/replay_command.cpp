@@ -51,10 +51,16 @@ ReplayCommand::ReplayCommand(CLI::App& app, const config::ConfigLoader& loader)
   command_->add_option("--cta-slots", cta_slots_,
                        "with --tasks: CTAs an SM runs at once (default: the most the capture had on one SM)")
       ->check(CLI::Range(1u, 256u));
+  command_->add_option("--l1", l1_mode_,
+                       "'captured': replay what passed the captured L1; 'redo': look every load up again in an L1 "
+                       "of the replay configuration (gpu.sm.l1.*), the captured hits and merges included")
+      ->check(CLI::IsMember({"captured", "redo"}))
+      ->capture_default_str();
   command_->footer("Example: gpuvp run --capture cap -- ./app\n"
                    "         gpuvp replay cap --set memory.l2.slice_size=128KiB\n"
                    "         gpuvp replay cap --replicate 2 --offset-stride 1GiB\n"
-                   "         gpuvp replay cap --tasks dynamic --task-sms 40");
+                   "         gpuvp replay cap --tasks dynamic --task-sms 40\n"
+                   "         gpuvp replay cap --l1 redo --set gpu.sm.l1.size=64KiB");
 }
 
 int ReplayCommand::execute() const {
@@ -78,6 +84,16 @@ int ReplayCommand::execute() const {
 
   replay::ReplayOptions options;
   options.replicas = replicas_;
+  if (l1_mode_ == "redo") {
+    options.l1_redo = true;
+    try {  // the hit latency the captured gaps include
+      const config::Config captured = loader_.load_text(trace.header.config_yaml, dir_ + " (captured configuration)", {});
+      options.captured_l1_hit_latency = PlatformParams::load(captured).sm.l1_hit_latency;
+    } catch (const std::exception& e) {
+      std::cerr << "gpuvp replay: --l1 redo: " << e.what() << "\n";
+      return 1;
+    }
+  }
   {
     config::KnobSpec spec;
     spec.name = "--offset-stride";
@@ -156,6 +172,7 @@ int ReplayCommand::execute() const {
   const char* mode = options.mode == replay::ReplayOptions::Mode::kTask ? "task" : "sync";
   std::printf("replay of %s on %s: %s mode, %u SMs (captured on %u)", dir_.c_str(), config.source().c_str(), mode,
               result.sms, trace.header.sm_count);
+  if (options.l1_redo) std::printf(", L1 redone (%" PRIu64 " B per SM for the first kernel)", params.sm.l1_capacity(trace.kernels.empty() ? 0 : trace.kernels.front().shared_capacity));
   if (replicas_ > 1) {
     std::printf(", %u replicas, offset stride %" PRIu64 " B%s", replicas_, options.offset_stride,
                 options.offset_stride == 0 ? " (no offsetting: replicas share all data)" : "");

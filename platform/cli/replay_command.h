@@ -39,6 +39,7 @@ class ReplayCommand {
   std::string tasks_;
   uint32_t task_sms_ = 0;
   uint32_t cta_slots_ = 0;
+  std::string l1_mode_ = "captured";
 };
 
 class TraceInspectCommand {

@@ -44,6 +44,9 @@ uint8_t request_flags(const Request& r) {
                               (r.after_cta_end ? 0x40 : 0) | (r.mshr_after != 0 ? kFlagMshr : 0));
 }
 
+// L1 hit byte: the sector mask (4 bits), merged.
+constexpr uint8_t kHitMerged = 0x10;
+
 void encode_kernel(std::string& out, const KernelTrace& k) {
   out.push_back(static_cast<char>(kTagKernel));
   put_var(out, k.id);
@@ -52,6 +55,7 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
   put_var(out, k.end_ps - k.begin_ps);
   put_var(out, k.cycles);
   put_var(out, k.end_gap);
+  put_var(out, k.shared_capacity);
   put_var(out, k.copies.size());
   for (const CopyWrite& c : k.copies) {
     put_var(out, c.address);
@@ -79,6 +83,7 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
         address = r.address;
         put_var(out, r.length);
         out.push_back(static_cast<char>(r.sector_mask));
+        if (r.kind == AccessKind::Load) out.push_back(static_cast<char>(r.l1_access));
         put_var(out, r.gap);
         put_var(out, zigzag(static_cast<int64_t>(r.issue_cycle - issue)));
         issue = r.issue_cycle;
@@ -96,6 +101,17 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
           if (r.barrier_warp != kNone) put_var(out, r.barrier_request);
           put_var(out, r.barrier_gap);
         }
+      }
+      put_var(out, w.l1_hits.size());
+      uint32_t after = 0;
+      address = 0;
+      for (const L1Hit& h : w.l1_hits) {
+        put_var(out, h.after - after);
+        after = h.after;
+        put_var(out, h.offset);
+        put_var(out, zigzag(static_cast<int64_t>(h.address - address)));
+        address = h.address;
+        out.push_back(static_cast<char>(h.mask | (h.merged ? kHitMerged : 0)));
       }
     }
   }
@@ -154,6 +170,7 @@ KernelTrace decode_kernel(Reader& in) {
   k.end_ps = k.begin_ps + in.var("kernel duration");
   k.cycles = in.var("kernel cycles");
   k.end_gap = in.var32("kernel end gap");
+  k.shared_capacity = in.var("kernel shared capacity");
   k.copies.resize(in.count("copy writes", 3));
   for (CopyWrite& c : k.copies) {
     c.address = in.var("copy address");
@@ -191,6 +208,12 @@ KernelTrace decode_kernel(Reader& in) {
         r.address = address;
         r.length = in.var32("request length");
         r.sector_mask = in.byte("request sector mask");
+        if (r.kind == AccessKind::Load) {
+          r.l1_access = in.byte("request L1 access mask");
+          if (r.l1_access > 0x0f || (r.l1_access != 0 && (r.sector_mask & ~r.l1_access) != 0)) {
+            in.fail("an L1 access mask that does not hold the requested sectors");
+          }
+        }
         r.gap = in.var32("request gap");
         issue += static_cast<uint64_t>(unzigzag(in.var("request issue cycle")));
         r.issue_cycle = issue;
@@ -222,6 +245,22 @@ KernelTrace decode_kernel(Reader& in) {
           }
           r.barrier_gap = in.var32("barrier gap");
         }
+      }
+      w.l1_hits.resize(in.count("L1 hits", 4));
+      uint32_t placed = 0;
+      address = 0;
+      for (L1Hit& h : w.l1_hits) {
+        const uint64_t step = in.var("L1 hit position");
+        if (step > w.requests.size() - placed) in.fail("an L1 hit after more requests than its warp has");
+        placed += static_cast<uint32_t>(step);
+        h.after = placed;
+        h.offset = in.var32("L1 hit offset");
+        address += static_cast<uint64_t>(unzigzag(in.var("L1 hit address")));
+        h.address = address;
+        const uint8_t bits = in.byte("L1 hit sectors");
+        if ((bits & ~(0x0f | kHitMerged)) != 0 || (bits & 0x0f) == 0) in.fail("malformed L1 hit sectors " + std::to_string(bits));
+        h.mask = bits & 0x0f;
+        h.merged = (bits & kHitMerged) != 0;
       }
     }
     // A barrier dependency names a request of a warp of the same CTA issued earlier (so a replay
@@ -464,6 +503,91 @@ void mark_shared_lines(Trace& trace) {
   }
 }
 
+void interleave_l1_hits(Trace& trace, uint32_t captured_hit_latency) {
+  for (KernelTrace& k : trace.kernels) {
+    for (CtaTrace& cta : k.ctas) {
+      // New index of each request, per warp, for the barrier anchors of other warps.
+      std::vector<std::vector<uint32_t>> moved(cta.warps.size());
+      std::vector<WarpTrace> rebuilt(cta.warps.size());
+      for (size_t wi = 0; wi < cta.warps.size(); ++wi) {
+        const WarpTrace& w = cta.warps[wi];
+        WarpTrace& out = rebuilt[wi];
+        out.slot = w.slot;
+        out.requests.reserve(w.requests.size() + w.l1_hits.size());
+        moved[wi].resize(w.requests.size());
+        size_t h = 0;
+        uint64_t previous = cta.begin_cycle;  // ready cycle of the record before
+        for (size_t i = 0; i <= w.requests.size(); ++i) {
+          const uint64_t base = i == 0 ? cta.begin_cycle : w.requests[i - 1].issue_cycle;
+          const uint64_t base_order = i == 0 ? (w.requests.empty() ? 0 : w.requests[0].order) : w.requests[i - 1].order;
+          std::vector<std::pair<uint32_t, uint64_t>> hits;  // (new index, captured completion) before request i
+          for (uint64_t n = 1; h < w.l1_hits.size() && w.l1_hits[h].after == i; ++h, ++n) {
+            const L1Hit& hit = w.l1_hits[h];
+            Request r;
+            r.address = hit.address;
+            r.length = kLineBytes;
+            r.sector_mask = hit.mask;
+            r.l1_access = hit.mask;
+            r.kind = AccessKind::Load;
+            r.captured_hit = true;
+            r.issue_cycle = base + hit.offset;
+            r.gap = static_cast<uint32_t>(r.issue_cycle - std::min(r.issue_cycle, previous));
+            // Between the neighbours in capture order (orders are spread out below).
+            r.order = i == 0 ? (base_order << 16) - std::min<uint64_t>(base_order << 16, w.l1_hits.size() + 1 - n)
+                             : (base_order << 16) + n;
+            previous = std::max(previous, r.issue_cycle);
+            // A merge was answered by another request's response, whose capture time the trace
+            // does not hold: its wait stays in the gaps after it.
+            hits.emplace_back(static_cast<uint32_t>(out.requests.size()),
+                              hit.merged ? ~uint64_t{0} : r.issue_cycle + captured_hit_latency);
+            out.requests.push_back(r);
+          }
+          if (i == w.requests.size()) break;
+          Request r = w.requests[i];
+          r.order <<= 16;
+          if (r.mshr_after != 0) {  // the captured wait stands
+            r.gap += r.mshr_wait;
+            r.mshr_after = 0;
+            r.mshr_wait = 0;
+            r.mshr_gap = 0;
+          }
+          if (r.dep_count == 0 && !hits.empty()) {  // its gap counted from request i-1: now from the last hit
+            const uint64_t shift = previous - base;
+            r.gap = static_cast<uint32_t>(r.gap - std::min<uint64_t>(r.gap, shift));
+          }
+          const uint32_t dep_first = static_cast<uint32_t>(out.deps.size());
+          for (uint32_t d = 0; d < r.dep_count; ++d) out.deps.push_back(moved[wi][w.deps[r.dep_first + d]]);
+          // The hits back before it was ready are waited for: its gap counts from the latest of
+          // them when that came back after its other dependencies (or it had none).
+          const bool had_deps = r.dep_count != 0;
+          uint64_t latest_hit = 0;
+          for (const auto& [index, done] : hits) {
+            if (done >= r.issue_cycle) continue;
+            out.deps.push_back(index);
+            latest_hit = std::max(latest_hit, done);
+          }
+          if (latest_hit != 0) {
+            const auto since = static_cast<uint32_t>(r.issue_cycle - latest_hit);
+            r.gap = had_deps ? std::min(r.gap, since) : since;
+          }
+          r.dep_first = dep_first;
+          r.dep_count = static_cast<uint32_t>(out.deps.size()) - dep_first;
+          std::sort(out.deps.begin() + dep_first, out.deps.end());
+          moved[wi][i] = static_cast<uint32_t>(out.requests.size());
+          previous = std::max(previous, r.issue_cycle);
+          out.requests.push_back(r);
+        }
+      }
+      for (WarpTrace& w : rebuilt) {
+        for (Request& r : w.requests) {
+          if (r.barrier && r.barrier_warp != kNone) r.barrier_request = moved[r.barrier_warp][r.barrier_request];
+        }
+      }
+      cta.warps = std::move(rebuilt);
+    }
+  }
+}
+
 TraceTotals totals(const Trace& trace) {
   TraceTotals t;
   for (const KernelTrace& k : trace.kernels) {
@@ -473,6 +597,7 @@ TraceTotals totals(const Trace& trace) {
       for (const WarpTrace& w : cta.warps) {
         t.requests += w.requests.size();
         t.deps += w.deps.size();
+        for (const L1Hit& h : w.l1_hits) ++(h.merged ? t.l1_merges : t.l1_hits);
         for (const Request& r : w.requests) {
           if (r.mshr_after != 0) ++t.mshr_deps;
           if (r.barrier) ++t.barrier_deps;

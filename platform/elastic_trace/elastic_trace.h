@@ -25,7 +25,7 @@
 
 namespace gpuvp::elastic {
 
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr const char* kTraceFileName = "elastic.gvet";
 inline constexpr uint32_t kNone = 0xffffffffu;
 
@@ -76,9 +76,14 @@ struct Request {
   uint32_t barrier_warp = kNone;
   uint32_t barrier_request = 0;
   uint32_t barrier_gap = 0;
+  // A load that looked up the L1 and missed: the sectors its warp wanted (sector_mask are those
+  // it requested; the rest hit). 0 for other kinds and for loads that bypassed the L1.
+  uint8_t l1_access = 0;
   // Replay only (not stored): no request of the trace writes this line (mark_shared_lines), so
   // replicas share it instead of offsetting it.
   bool shared = true;
+  // Replay only: an L1 hit or merge at capture that interleave_l1_hits() made a request.
+  bool captured_hit = false;
 };
 
 // Requests that take an L1 MSHR until their response (those whose responses free one).
@@ -87,10 +92,22 @@ inline bool holds_mshr(AccessKind kind) {
          kind == AccessKind::InstructionFetch;
 }
 
+// An L1 load lookup of the warp that sent no request: all its sectors hit, or the missing ones
+// merged into a pending miss. A replay that redoes the L1 (gpuvp replay --l1 redo) looks it up
+// again; a replay on the captured L1 leaves it out (its wait is in the next request's gap).
+struct L1Hit {
+  uint32_t after = 0;   // the warp's requests ready at or before it (it comes after request after-1)
+  uint32_t offset = 0;  // core cycles after request after-1 was ready (the CTA's start when after == 0)
+  uint64_t address = 0; // line address (virtual)
+  uint8_t mask = 0;     // sectors the warp wanted
+  bool merged = false;  // some sectors waited for a pending miss
+};
+
 struct WarpTrace {
   uint32_t slot = 0;  // warp slot on the captured SM
   std::vector<Request> requests;
   std::vector<uint32_t> deps;  // request indices in this warp
+  std::vector<L1Hit> l1_hits;  // in lookup order
 };
 
 struct CtaTrace {
@@ -120,6 +137,8 @@ struct KernelTrace {
   uint64_t end_ps = 0;
   uint64_t cycles = 0;         // captured kernel cycles (gpu.cycles of the launch)
   uint32_t end_gap = 0;        // core cycles from its last CTA's end to its end
+  // Shared-memory capacity its SMs were configured with (the carve-out; the L1 had the rest).
+  uint64_t shared_capacity = 0;
   std::vector<CopyWrite> copies;
   std::vector<CtaTrace> ctas;
 };
@@ -172,10 +191,20 @@ Trace read_trace(const std::string& dir_or_file);
 // (stores, atomics, reductions).
 void mark_shared_lines(Trace& trace);
 
+// For a replay that redoes the L1 (gpuvp replay --l1 redo): every warp's L1 hits and merges
+// become load requests of their own (Request::captured_hit), in their place among its requests,
+// each ready its captured offset after the record before it; a request after them that was
+// ready more than `captured_hit_latency` cycles after one of them depends on it (as on a
+// response), with its gap shortened to match, so a lookup that misses on replay delays it.
+// Dependencies, barrier anchors and capture orders are renumbered; MSHR dependencies go back
+// into the gaps (the count of MSHR-freeing responses changes when the L1 does).
+void interleave_l1_hits(Trace& trace, uint32_t captured_hit_latency);
+
 // Counts over a trace (for inspect and the replay's report).
 struct TraceTotals {
   uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
   uint64_t mshr_deps = 0, barrier_deps = 0;
+  uint64_t l1_hits = 0, l1_merges = 0;  // lookups without a request of their own
 };
 TraceTotals totals(const Trace& trace);
 

@@ -83,38 +83,88 @@ TraceCapture::KernelBuild* TraceCapture::kernel_by_serial(uint64_t serial) {
   return nullptr;
 }
 
+TraceCapture::KernelBuild* TraceCapture::warp_of(uint32_t sm, uint32_t warp_slot, uint64_t kernel_id, uint64_t cta,
+                                                 uint32_t& cta_index, uint32_t& warp_index) {
+  std::vector<WarpCache>& slots = warp_cache_[sm];
+  if (warp_slot >= slots.size()) slots.resize(size_t{warp_slot} + 1);
+  WarpCache& cache = slots[warp_slot];
+  KernelBuild* k = kernel_by_serial(cache.serial);
+  if (k == nullptr || k->trace.id != kernel_id || cache.cta != cta) {
+    // The slot holds a warp of another CTA now: find the CTA and give the warp its index.
+    k = kernel(kernel_id);
+    const auto found = k != nullptr ? k->cta_index.find(cta) : decltype(k->cta_index)::iterator{};
+    if (k == nullptr || found == k->cta_index.end()) return nullptr;
+    cache.serial = k->serial;
+    cache.cta = cta;
+    cache.cta_index = found->second;
+    CtaTrace& t = k->trace.ctas[found->second];
+    CtaBuild& build = k->builds[found->second];
+    cache.warp_index = static_cast<uint32_t>(t.warps.size());
+    t.warps.emplace_back();
+    t.warps.back().slot = warp_slot;
+    build.warps.emplace_back();
+    build.warps.back().last_issue = build.begin;
+  }
+  cta_index = cache.cta_index;
+  warp_index = cache.warp_index;
+  return k;
+}
+
+void TraceCapture::l1_lookup(uint32_t sm, const L1Lookup& lookup) {
+  if (inner_ != nullptr && inner_->wants_l1_lookups()) inner_->l1_lookup(sm, lookup);
+  if (finished_ || sm >= warp_cache_.size()) return;
+  uint32_t cta_index = 0, warp_index = 0;
+  KernelBuild* k = warp_of(sm, lookup.warp_slot, lookup.kernel_id, lookup.cta, cta_index, warp_index);
+  if (k == nullptr) return;
+  L1Hit hit;
+  hit.address = lookup.line;
+  hit.mask = lookup.mask;
+  hit.merged = lookup.merged;
+  k->builds[cta_index].warps[warp_index].hits.emplace_back(lookup.cycle, hit);
+}
+
+void TraceCapture::kernel_shared_capacity(uint64_t kernel_id, uint64_t bytes) {
+  if (inner_ != nullptr) inner_->kernel_shared_capacity(kernel_id, bytes);
+  if (KernelBuild* k = kernel(kernel_id)) {
+    k->trace.shared_capacity = bytes;
+  } else {
+    shared_capacity_.emplace_back(kernel_id, bytes);
+  }
+}
+
+void TraceCapture::place_l1_hits(KernelBuild& k) {
+  for (size_t c = 0; c < k.trace.ctas.size(); ++c) {
+    CtaTrace& cta = k.trace.ctas[c];
+    for (size_t w = 0; w < cta.warps.size(); ++w) {
+      WarpTrace& warp = cta.warps[w];
+      for (auto& [cycle, hit] : k.builds[c].warps[w].hits) {
+        // Requests are in the order they were ready (the SM's queue is first in, first out).
+        const uint64_t at = cycle - std::min(cycle, k.begin_cycle);
+        const auto after = std::upper_bound(warp.requests.begin(), warp.requests.end(), at,
+                                            [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
+        hit.after = static_cast<uint32_t>(after - warp.requests.begin());
+        hit.offset = gap_of(at, hit.after != 0 ? std::prev(after)->issue_cycle : cta.begin_cycle);
+        warp.l1_hits.push_back(hit);
+      }
+    }
+  }
+}
+
 void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const GpuExtension* ext = gpu_extension(gp);
   if (ext == nullptr || ext->sm_id >= warp_cache_.size() || ext->warp_id == GpuExtension::kNone) {
     ++unattributed_;
     return;
   }
-  std::vector<WarpCache>& slots = warp_cache_[ext->sm_id];
-  if (ext->warp_id >= slots.size()) slots.resize(ext->warp_id + 1);
-  WarpCache& cache = slots[ext->warp_id];
-  KernelBuild* k = kernel_by_serial(cache.serial);
-  if (k == nullptr || k->trace.id != ext->kernel_id || cache.cta != ext->cta_id) {
-    // The slot holds a warp of another CTA now: find the CTA and give the warp its index.
-    k = kernel(ext->kernel_id);
-    const auto found = k != nullptr ? k->cta_index.find(ext->cta_id) : decltype(k->cta_index)::iterator{};
-    if (k == nullptr || found == k->cta_index.end()) {
-      ++unattributed_;
-      return;
-    }
-    cache.serial = k->serial;
-    cache.cta = ext->cta_id;
-    cache.cta_index = found->second;
-    CtaTrace& cta = k->trace.ctas[found->second];
-    CtaBuild& build = k->builds[found->second];
-    cache.warp_index = static_cast<uint32_t>(cta.warps.size());
-    cta.warps.emplace_back();
-    cta.warps.back().slot = ext->warp_id;
-    build.warps.emplace_back();
-    build.warps.back().last_issue = build.begin;
+  uint32_t cta_index = 0, warp_index = 0;
+  KernelBuild* k = warp_of(ext->sm_id, ext->warp_id, ext->kernel_id, ext->cta_id, cta_index, warp_index);
+  if (k == nullptr) {
+    ++unattributed_;
+    return;
   }
-  CtaTrace& cta = k->trace.ctas[cache.cta_index];
-  WarpTrace& warp = cta.warps[cache.warp_index];
-  WarpBuild& wb = k->builds[cache.cta_index].warps[cache.warp_index];
+  CtaTrace& cta = k->trace.ctas[cta_index];
+  WarpTrace& warp = cta.warps[warp_index];
+  WarpBuild& wb = k->builds[cta_index].warps[warp_index];
   // The request's own time is when it joined the SM's outgoing queue: waiting there for the
   // port (back-pressure) is the memory side's doing and is redone by the replay.
   const uint64_t ready = ext->queued_cycle != 0 && ext->queued_cycle <= cycle ? ext->queued_cycle : cycle;
@@ -123,8 +173,9 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   r.length = gp.get_data_length();
   r.sector_mask = ext->sector_mask;
   r.kind = ext->kind;
+  r.l1_access = ext->kind == AccessKind::Load ? ext->l1_access : 0;
   r.write = gp.is_write();
-  r.after_cta_end = k->builds[cache.cta_index].ended;
+  r.after_cta_end = k->builds[cta_index].ended;
   r.issue_cycle = ready - std::min(ready, k->begin_cycle);
   r.order = order_++;
   r.dep_first = static_cast<uint32_t>(warp.deps.size());
@@ -149,7 +200,7 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   r.gap = gap_of(ready, gap_start);
   if (ext->barrier_released_by != GpuExtension::kNone && ext->barrier_released_by != ext->warp_id &&
       !r.after_cta_end && ext->barrier_release <= ready) {
-    barrier_dependency(*ext, *k, cache.cta_index, cache.warp_index, r, ready, gap_start);
+    barrier_dependency(*ext, *k, cta_index, warp_index, r, ready, gap_start);
   }
   if (ext->mshr_wait != 0 && ext->mshr_unblocked_by != 0) {
     const Answered& freed = answered_[ext->sm_id][ext->mshr_unblocked_by % kAnsweredRing];
@@ -164,7 +215,7 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const uint32_t index = static_cast<uint32_t>(warp.requests.size());
   warp.requests.push_back(r);
   wb.response_cycle.push_back(kNoResponse);
-  open_[&gp] = OpenRequest{k->serial, cache.cta_index, cache.warp_index, index, ext->sm_id, ext->request_seq};
+  open_[&gp] = OpenRequest{k->serial, cta_index, warp_index, index, ext->sm_id, ext->request_seq};
   ++requests_;
 }
 
@@ -236,6 +287,12 @@ void TraceCapture::kernel_begin(uint64_t kernel_id, const std::string& name, con
   k->trace.id = kernel_id;
   k->trace.name = name;
   k->trace.begin_ps = at.value();
+  for (auto it = shared_capacity_.begin(); it != shared_capacity_.end(); ++it) {
+    if (it->first != kernel_id) continue;
+    k->trace.shared_capacity = it->second;
+    shared_capacity_.erase(it);
+    break;
+  }
   open_kernels_.push_back(std::move(k));
 }
 
@@ -251,6 +308,7 @@ void TraceCapture::kernel_end(uint64_t kernel_id, const sc_core::sc_time& at) {
     uint64_t last_cta = k.begin_cycle;
     for (const CtaTrace& cta : k.trace.ctas) last_cta = std::max(last_cta, k.begin_cycle + cta.end_cycle);
     k.trace.end_gap = gap_of(end, last_cta);
+    place_l1_hits(k);
     writer_.add_kernel(k.trace);
     open_kernels_.erase(open_kernels_.begin() + static_cast<std::ptrdiff_t>(i));
     return;

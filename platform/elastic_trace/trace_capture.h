@@ -61,6 +61,9 @@ class TraceCapture final : public TraceObserver {
   void cta_begin(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) override;
   void cta_end(uint32_t sm, uint64_t kernel_id, uint64_t cta, const sc_core::sc_time& at) override;
   void far_faults(uint64_t outstanding, uint64_t raised, uint64_t migrated_pages, const sc_core::sc_time& at) override;
+  bool wants_l1_lookups() const override { return true; }
+  void l1_lookup(uint32_t sm, const L1Lookup& lookup) override;
+  void kernel_shared_capacity(uint64_t kernel_id, uint64_t bytes) override;
 
  private:
   enum class LinkRole : uint8_t { kUnused, kSm, kCopy };
@@ -77,6 +80,7 @@ class TraceCapture final : public TraceObserver {
     static constexpr uint32_t kRecent = 16;
     std::array<std::pair<uint64_t, uint32_t>, kRecent> recent{};
     uint32_t recent_count = 0;
+    std::vector<std::pair<uint64_t, L1Hit>> hits;  // (absolute lookup cycle, hit): placed at the kernel's end
   };
   struct CtaBuild {
     uint64_t begin = 0;  // absolute core cycle
@@ -121,6 +125,13 @@ class TraceCapture final : public TraceObserver {
 
   uint64_t cycle_at(const sc_core::sc_time& at);
   KernelBuild* kernel(uint64_t id);
+  // The warp in slot `warp_slot` of SM `sm`, of CTA `cta` of kernel `kernel_id`: its kernel, and
+  // its CTA's and its own index there (added to the CTA at its first event); null when no open
+  // kernel has that CTA.
+  KernelBuild* warp_of(uint32_t sm, uint32_t warp_slot, uint64_t kernel_id, uint64_t cta, uint32_t& cta_index,
+                       uint32_t& warp_index);
+  // Gives each L1 hit of the kernel its place among its warp's requests.
+  void place_l1_hits(KernelBuild& k);
   KernelBuild* kernel_by_serial(uint64_t serial);
   void request(tlm::tlm_generic_payload& gp, uint64_t cycle);
   // The barrier dependency of request `r` (ready at `ready`, its gap counted from `gap_start`)
@@ -139,6 +150,7 @@ class TraceCapture final : public TraceObserver {
   uint64_t next_serial_ = 0;
   std::vector<std::vector<WarpCache>> warp_cache_;  // [sm][warp slot]
   std::vector<LastEnd> last_end_;                   // per SM
+  std::vector<std::pair<uint64_t, uint64_t>> shared_capacity_;  // (kernel id, bytes) told before its begin
   std::vector<std::vector<Answered>> answered_;     // [sm][seq % kAnsweredRing]
   std::unordered_map<const tlm::tlm_generic_payload*, OpenRequest> open_;  // requests awaiting a response
   uint64_t order_ = 0;

@@ -30,10 +30,10 @@ std::string trace_summary(const Trace& trace, uint64_t file_bytes) {
   const TraceTotals t = totals(trace);
   out += format("%zu kernel(s), %" PRIu64 " CTAs, %" PRIu64 " warps, %" PRIu64 " requests (%" PRIu64 " loads, %" PRIu64
                 " stores, %" PRIu64 " atomics/reductions, %" PRIu64 " instruction/constant fills and other), %" PRIu64
-                " dependencies, %" PRIu64 " on freed MSHRs, %" PRIu64 " on barriers; %" PRIu64
-                " bytes on disk (%.2f B per request)\n",
+                " dependencies, %" PRIu64 " on freed MSHRs, %" PRIu64 " on barriers; %" PRIu64 " L1 hits and %" PRIu64
+                " L1 merges without a request; %" PRIu64 " bytes on disk (%.2f B per request)\n",
                 trace.kernels.size(), t.ctas, t.warps, t.requests, t.loads, t.stores, t.atomics, t.other, t.deps,
-                t.mshr_deps, t.barrier_deps, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
+                t.mshr_deps, t.barrier_deps, t.l1_hits, t.l1_merges, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
   if (h.far_faults != 0) {
     out += format("note: %" PRIu64 " unified-memory far faults during the capture; a replay times those accesses as "
                   "device memory\n", h.far_faults);
@@ -70,8 +70,17 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
                                              : ("cta " + std::to_string(k.ctas[cta.begin_after].cta) + " ended").c_str(),
                     cta.end_gap);
       for (const WarpTrace& w : cta.warps) {
-        out += format("    warp slot %u: %zu requests\n", w.slot, w.requests.size());
+        out += format("    warp slot %u: %zu requests, %zu L1 hits/merges\n", w.slot, w.requests.size(), w.l1_hits.size());
+        size_t next_hit = 0;
+        auto show_hits = [&](size_t up_to) {  // the L1 hits placed before request `up_to`
+          for (; next_hit < w.l1_hits.size() && w.l1_hits[next_hit].after <= up_to; ++next_hit) {
+            const L1Hit& h = w.l1_hits[next_hit];
+            out += format("           L1 %-6s 0x%" PRIx64 " sectors 0x%x, %u cycles after %s\n", h.merged ? "merge" : "hit",
+                          h.address, h.mask, h.offset, h.after == 0 ? "the CTA's start" : ("request " + std::to_string(h.after - 1)).c_str());
+          }
+        };
         for (size_t i = 0; i < w.requests.size(); ++i) {
+          show_hits(i);
           if (shown == limit) return out + format("  ... (first %" PRIu64 " requests shown; --limit N for more)\n", limit);
           ++shown;
           const Request& r = w.requests[i];
@@ -86,6 +95,7 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
                         r.sector_mask, r.gap, r.dep_count ? "after responses of " : "after previous",
                         deps.c_str(), mshr.c_str(), r.holds_cta_end ? " holds-cta-end" : "");
         }
+        show_hits(w.requests.size());
       }
     }
   }

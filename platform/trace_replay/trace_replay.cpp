@@ -109,6 +109,7 @@ class ReplayTop : public sc_core::sc_module {
         static_queues_(std::move(static_queues)),
         trace_(trace),
         options_(o),
+        sm_params_(p.sm),
         stats_(stats),
         tracer_(tracer),
         clocks_(ClockDomains::from(p)),
@@ -127,6 +128,7 @@ class ReplayTop : public sc_core::sc_module {
       injectors_.push_back(std::make_unique<gpu::TraceInjector>(("sm_" + std::to_string(i)).c_str(), i, clocks_.core,
                                                                 stats, "gpu.injector[" + std::to_string(i) + "]",
                                                                 p.sm.l1_mshrs));
+      if (o.l1_redo) injectors_.back()->enable_l1(p.sm.l1_ways, p.sm.l1_hit_latency, p.sm.l1_mshr_merges);
       injectors_.back()->on_cta_done([this](uint64_t tag, uint64_t end) { cta_done(tag, end); });
     }
     const uint32_t cluster = std::max<uint32_t>(1, p.sm.cluster_size);
@@ -219,6 +221,7 @@ class ReplayTop : public sc_core::sc_module {
       copy_engine_->write(w.address + first * kSectorBytes, (last - first + 1) * kSectorBytes, k.id);
     }
     latest_end_ = kb;
+    for (auto& injector : injectors_) injector->configure_l1(sm_params_.l1_capacity(k.shared_capacity));
     std::fill(resident_.begin(), resident_.end(), 0u);
     resident_.resize(sms_, 0);
     if (options_.mode == ReplayOptions::Mode::kSync) {
@@ -313,6 +316,7 @@ class ReplayTop : public sc_core::sc_module {
   std::vector<std::vector<std::vector<uint32_t>>> static_queues_;  // task map: [kernel][sm] -> CTA indices
   elastic::Trace& trace_;
   ReplayOptions options_;
+  gpu::SmParams sm_params_;  // the replay configuration's (L1 sizes per kernel)
   stats::Registry& stats_;
   TraceObserver* tracer_;
   ClockDomains clocks_;
@@ -454,6 +458,7 @@ ReplayResult run_replay(elastic::Trace& trace, const PlatformParams& params, con
   if (options.mode == ReplayOptions::Mode::kTask && options.replicas != 1) {
     throw std::invalid_argument("replay: task mode and replication do not combine");
   }
+  if (options.l1_redo) elastic::interleave_l1_hits(trace, options.captured_l1_hit_latency);
   elastic::mark_shared_lines(trace);
   stats.set_time_source([] { return sc_core::sc_time_stamp().value(); });
   std::vector<std::vector<std::vector<uint32_t>>> static_queues;

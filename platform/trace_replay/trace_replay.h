@@ -18,6 +18,9 @@
 //     (`task_map`: kernel index or all kernels, CTA, SM) or, with no map, dynamically: each SM
 //     takes the next CTA in grid order when a slot frees, as the CTA scheduler does. Per SM at
 //     most `cta_slots` CTAs run at once (0: the most the capture had resident on one SM).
+// L1: as captured (the requests that passed the captured L1), or redone (`l1_redo`): each
+// injector looks up every load of the trace, the captured hits and merges included, in an L1 of
+// the replay configuration (TraceInjector::enable_l1).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +49,11 @@ struct ReplayOptions {
   uint32_t task_sms = 0;       // task mode: SMs (0: gpu.sm.count of the replay configuration)
   uint32_t cta_slots = 0;      // task mode: CTAs per SM at once (0: as captured)
   std::vector<TaskAssignment> task_map;  // task mode: empty = dynamic
+  // Redo the L1 with the replay configuration's gpu.sm.l1.* (elastic::interleave_l1_hits and
+  // TraceInjector::enable_l1) instead of replaying what passed the captured L1;
+  // captured_l1_hit_latency: gpu.sm.l1.hit_latency of the captured configuration.
+  bool l1_redo = false;
+  uint32_t captured_l1_hit_latency = 0;
 };
 
 struct KernelResult {

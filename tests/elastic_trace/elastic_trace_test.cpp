@@ -3,6 +3,8 @@
 // with a valid checksum) is a TraceFormatError naming the file, never a crash.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <zstd.h>
 
 #include <filesystem>
@@ -51,6 +53,7 @@ KernelTrace sample_kernel(uint64_t id) {
   k.end_ps = k.begin_ps + 777'000;
   k.cycles = 1019;
   k.end_gap = 12;
+  k.shared_capacity = 96 * 1024;
   k.copies.push_back(CopyWrite{0x7000'0000, 128, 0x3});
   for (uint32_t c = 0; c < 3; ++c) {
     CtaTrace cta;
@@ -97,8 +100,14 @@ KernelTrace sample_kernel(uint64_t id) {
           r.barrier = true;
           r.barrier_gap = 17;
         }
+        if (r.kind == AccessKind::Load && i != 2) r.l1_access = static_cast<uint8_t>(r.sector_mask | 0x8);  // (2 bypassed L1)
         warp.requests.push_back(r);
       }
+      // An L1 hit before the first request, two after request 1 (one merged), one at the end.
+      warp.l1_hits.push_back(L1Hit{0, 3, 0x1000'0400, 0x1, false});
+      warp.l1_hits.push_back(L1Hit{2, 1, 0x1000'0080, 0xf, false});
+      warp.l1_hits.push_back(L1Hit{2, 4, 0x0fff'0000, 0x6, true});
+      warp.l1_hits.push_back(L1Hit{4, 9, 0x1000'0100, 0x8, false});
       cta.warps.push_back(warp);
     }
     k.ctas.push_back(cta);
@@ -137,6 +146,7 @@ TEST(ElasticTrace, RoundTripsEveryField) {
     EXPECT_EQ(got.end_ps, k.end_ps);
     EXPECT_EQ(got.cycles, k.cycles);
     EXPECT_EQ(got.end_gap, k.end_gap);
+    EXPECT_EQ(got.shared_capacity, k.shared_capacity);
     ASSERT_EQ(got.copies.size(), 1u);
     EXPECT_EQ(got.copies[0].address, k.copies[0].address);
     EXPECT_EQ(got.copies[0].sector_mask, 0x3);
@@ -155,6 +165,16 @@ TEST(ElasticTrace, RoundTripsEveryField) {
       for (size_t w = 0; w < b.warps.size(); ++w) {
         EXPECT_EQ(a.warps[w].slot, b.warps[w].slot);
         EXPECT_EQ(a.warps[w].deps, b.warps[w].deps);
+        ASSERT_EQ(a.warps[w].l1_hits.size(), b.warps[w].l1_hits.size());
+        for (size_t h = 0; h < b.warps[w].l1_hits.size(); ++h) {
+          const L1Hit& x = a.warps[w].l1_hits[h];
+          const L1Hit& y = b.warps[w].l1_hits[h];
+          EXPECT_EQ(x.after, y.after);
+          EXPECT_EQ(x.offset, y.offset);
+          EXPECT_EQ(x.address, y.address);
+          EXPECT_EQ(x.mask, y.mask);
+          EXPECT_EQ(x.merged, y.merged);
+        }
         ASSERT_EQ(a.warps[w].requests.size(), b.warps[w].requests.size());
         for (size_t i = 0; i < b.warps[w].requests.size(); ++i) {
           const Request& x = a.warps[w].requests[i];
@@ -178,6 +198,7 @@ TEST(ElasticTrace, RoundTripsEveryField) {
           EXPECT_EQ(x.barrier_request, y.barrier_request);
           EXPECT_EQ(x.barrier_on_response, y.barrier_on_response);
           EXPECT_EQ(x.barrier_gap, y.barrier_gap);
+          EXPECT_EQ(x.l1_access, y.l1_access);
         }
       }
     }
@@ -189,6 +210,8 @@ TEST(ElasticTrace, RoundTripsEveryField) {
   EXPECT_EQ(totals_seen.deps, 24u);
   EXPECT_EQ(totals_seen.mshr_deps, 6u);
   EXPECT_EQ(totals_seen.barrier_deps, 12u);
+  EXPECT_EQ(totals_seen.l1_hits, 36u);
+  EXPECT_EQ(totals_seen.l1_merges, 12u);
   const std::string summary = trace_summary(t, 1000);
   EXPECT_NE(summary.find("./app --size 1024"), std::string::npos) << summary;
   EXPECT_NE(summary.find("far faults"), std::string::npos) << summary;
@@ -254,6 +277,94 @@ TEST(ElasticTrace, RejectsABarrierDependencyOnALaterRequest) {
     writer.close(0);
   }
   EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(2).barrier_request, 2u);
+}
+
+// An L1 hit sits among its warp's requests: one placed after more requests than the warp has,
+// or with no sector, is corrupt; so is a load's L1 access mask that lacks a requested sector.
+TEST(ElasticTrace, RejectsMisplacedL1Hits) {
+  const std::string dir = temp_dir("l1_hits");
+  const std::vector<std::pair<std::function<void(WarpTrace&)>, std::string>> bad = {
+      {[](WarpTrace& w) { w.l1_hits.back().after = 5; }, "L1 hit after more requests"},
+      {[](WarpTrace& w) { w.l1_hits.front().mask = 0; }, "L1 hit sectors"},
+      {[](WarpTrace& w) { w.requests[1].l1_access = 0x1; }, "L1 access mask"},
+  };
+  for (const auto& [corrupt, message] : bad) {
+    {
+      TraceWriter writer(dir, sample_header());
+      KernelTrace k = sample_kernel(1);
+      corrupt(k.ctas[2].warps[1]);
+      writer.add_kernel(k);
+      writer.close(0);
+    }
+    try {
+      read_trace(dir);
+      FAIL() << "accepted a trace with a bad " << message;
+    } catch (const TraceFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// For a replay that redoes the L1, hits become requests in their place: ready their offset
+// after the record before them, a later request that was ready after a hit's data came back
+// depends on it (a merge's completion is not in the trace: nothing depends on it), and
+// dependencies, barrier anchors and orders follow the new indices.
+TEST(ElasticTrace, InterleavesL1HitsAsRequestsInTheirPlace) {
+  Trace t;
+  KernelTrace k;
+  CtaTrace cta;
+  cta.begin_cycle = 100;
+  WarpTrace w0;
+  Request a;  // ready at 110
+  a.kind = AccessKind::Load;
+  a.gap = 10;
+  a.issue_cycle = 110;
+  a.order = 1;
+  Request b = a;  // ready at 200, 90 after a (no dependency)
+  b.gap = 90;
+  b.issue_cycle = 200;
+  b.order = 2;
+  Request c = a;  // ready at 260, 40 after b's response
+  c.gap = 40;
+  c.issue_cycle = 260;
+  c.order = 5;
+  c.dep_first = 0;
+  c.dep_count = 1;
+  w0.deps = {1};
+  w0.requests = {a, b, c};
+  w0.l1_hits.push_back(L1Hit{1, 20, 0x4000, 0x3, false});   // 130: back at 158, before b
+  w0.l1_hits.push_back(L1Hit{1, 60, 0x5000, 0x1, true});    // 170: a merge
+  w0.l1_hits.push_back(L1Hit{2, 50, 0x6000, 0xf, false});   // 250: back at 278, after c was ready
+  WarpTrace w1;
+  Request d = a;  // past a barrier that warp 0 released with its request c
+  d.issue_cycle = 300;
+  d.order = 6;
+  d.barrier = true;
+  d.barrier_warp = 0;
+  d.barrier_request = 2;
+  w1.requests = {d};
+  cta.warps = {w0, w1};
+  k.ctas = {cta};
+  t.kernels = {k};
+  interleave_l1_hits(t, 28);
+  const WarpTrace& w = t.kernels[0].ctas[0].warps[0];
+  ASSERT_EQ(w.requests.size(), 6u);
+  const std::vector<bool> hit = {false, true, true, false, true, false};
+  for (size_t i = 0; i < hit.size(); ++i) EXPECT_EQ(w.requests[i].captured_hit, hit[i]) << i;
+  EXPECT_EQ(w.requests[1].gap, 20u);
+  EXPECT_EQ(w.requests[1].l1_access, 0x3);
+  EXPECT_EQ(w.requests[2].gap, 40u);
+  // b: depends on the first hit (back at 158), 42 after it; not on the merge.
+  EXPECT_EQ(w.requests[3].dep_count, 1u);
+  EXPECT_EQ(w.deps[w.requests[3].dep_first], 1u);
+  EXPECT_EQ(w.requests[3].gap, 42u);
+  EXPECT_EQ(w.requests[4].gap, 50u);
+  // c: still on b (now index 3), its gap unchanged; the last hit came back after c was ready.
+  EXPECT_EQ(w.requests[5].dep_count, 1u);
+  EXPECT_EQ(w.deps[w.requests[5].dep_first], 3u);
+  EXPECT_EQ(w.requests[5].gap, 40u);
+  for (size_t i = 1; i < w.requests.size(); ++i) EXPECT_LT(w.requests[i - 1].order, w.requests[i].order) << i;
+  EXPECT_EQ(t.kernels[0].ctas[0].warps[1].requests[0].barrier_request, 5u);
 }
 
 TEST(ElasticTrace, MarksLinesNoRequestWritesAsShared) {

@@ -57,14 +57,20 @@ struct Replayed {
   std::vector<uint32_t> sm_ids;
   uint64_t end_cycle = 0;
   uint64_t tag = 0;
+  std::vector<uint64_t> l1;  // L1 redo: hits, merges, misses
 };
 
+// `l1_hit_latency` != 0: the injector redoes a 32 KiB L1 with that hit latency.
 Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset, bool captured_sm = false,
-                uint32_t mshrs = 0) {
+                uint32_t mshrs = 0, uint32_t l1_hit_latency = 0) {
   testbench::Simulation sim;
   ClockDomain clock("core", 1'000'000'000);  // 1 ns cycles
   stats::Registry stats;
   TraceInjector injector("sm_7", 7, clock, stats, "gpu.injector[7]", mshrs);
+  if (l1_hit_latency != 0) {
+    injector.enable_l1(4, l1_hit_latency, 8);
+    injector.configure_l1(32 * 1024);
+  }
   testbench::MemoryTarget memory("memory", latency);
   injector.mem.bind(memory.socket);
   Replayed run;
@@ -91,7 +97,14 @@ Replayed replay(const elastic::CtaTrace& cta, sc_time latency, uint64_t offset, 
   }
   uint64_t requests = 0;
   for (const auto& w : cta.warps) requests += w.requests.size();
-  EXPECT_EQ(stats.find_group("gpu.injector[7]")->find_counter("requests")->value(), requests);
+  const stats::Group* group = stats.find_group("gpu.injector[7]");
+  if (l1_hit_latency == 0) {
+    EXPECT_EQ(group->find_counter("requests")->value(), requests);
+  } else {
+    run.l1 = {group->find_counter("l1_hits")->value(), group->find_counter("l1_merges")->value(),
+              group->find_counter("l1_misses")->value()};
+    EXPECT_EQ(group->find_counter("requests")->value(), requests - run.l1[0] - run.l1[1]);
+  }
   return run;
 }
 
@@ -204,6 +217,30 @@ TEST(TraceInjector, LoadsWaitForAFreeMshrAndHoldTheQueueBehindThem) {
             (std::vector<uint64_t>{12, 112, 212, 322}));
   EXPECT_EQ(replay(sample_cta(), sc_time(100, SC_NS), 0, false, 64).issue_cycles,
             (std::vector<uint64_t>{12, 15, 16, 126}));
+}
+
+// L1 redo: warp 0 loads line A (a miss at capture), looks it up again one cycle later (a merge
+// at capture), and again 300 cycles later (a hit), then stores 10 cycles after that hit's data.
+// Redone, the second lookup merges into the pending miss, the third hits (28 cycles), and only
+// the first load and the store reach the memory; replayed as captured, all four would.
+TEST(TraceInjector, RedoneL1MergesIntoPendingMissesAndAnswersHits) {
+  elastic::CtaTrace cta;
+  cta.end_gap = 3;
+  elastic::WarpTrace w;
+  w.requests.push_back(req(0x1000, AccessKind::Load, 5, {}, w, 1, true));
+  w.requests.push_back(req(0x1000, AccessKind::Load, 1, {}, w, 2, false));
+  w.requests.push_back(req(0x1000, AccessKind::Load, 300, {}, w, 3, false));
+  w.requests.push_back(req(0x3000, AccessKind::Store, 10, {2}, w, 4, false));
+  for (int i = 0; i < 3; ++i) w.requests[i].l1_access = 0xf;
+  w.requests[1].captured_hit = w.requests[2].captured_hit = true;
+  cta.warps = {w};
+  const Replayed redone = replay(cta, sc_time(100, SC_NS), 0, false, 0, 28);
+  EXPECT_EQ(redone.issue_cycles, (std::vector<uint64_t>{15, 354}));
+  EXPECT_EQ(redone.l1, (std::vector<uint64_t>{1, 1, 1}));
+  EXPECT_EQ(redone.end_cycle, 357u);
+  // A line the load bypassed the L1 for (l1_access 0) is requested again.
+  cta.warps[0].requests[0].l1_access = 0;
+  EXPECT_EQ(replay(cta, sc_time(100, SC_NS), 0, false, 0, 28).issue_cycles, (std::vector<uint64_t>{15, 16, 354}));
 }
 
 TEST(TraceInjector, OffsetMovesOnlyWrittenLines) {

@@ -156,6 +156,7 @@ void CtaScheduler::submit(ptx::KernelRun& run, uint64_t kernel_id, std::function
                                 std::to_string(k.cta.shared_bytes) + " B shared)");
   }
   launch_stats_->record(run.resources(), k.cta, fit);
+  if (tracer_ != nullptr) tracer_->kernel_shared_capacity(kernel_id, k.shared_capacity);
   kernels_.push_back(std::move(k));
   wake_.notify(sc_core::SC_ZERO_TIME);
 }

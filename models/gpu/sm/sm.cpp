@@ -1,5 +1,6 @@
 #include "models/gpu/sm/sm.h"
 
+#include "models/gpu/sm/l1_tags.h"
 #include "models/gpu/sm/sm_stepper.h"
 
 #include "models/gpu/device_regions.h"
@@ -154,6 +155,7 @@ struct Outgoing {
   uint32_t cta = 0;
   uint64_t kernel_id = 0;
   uint64_t queued_cycle = 0;  // when it joined the queue (GpuExtension::queued_cycle)
+  uint8_t l1_access = 0;      // GpuExtension::l1_access
   uint32_t mshr_wait = 0;             // GpuExtension::mshr_wait
   uint64_t mshr_unblocked_by = 0;     // GpuExtension::mshr_unblocked_by
   BarrierStamp barrier;               // GpuExtension::barrier_*
@@ -162,12 +164,6 @@ struct Outgoing {
 struct Response {
   uint64_t ready_cycle = 0;
   uint32_t mshr = kNone;
-};
-
-struct L1Line {
-  uint64_t tag = kNever;
-  uint8_t valid = 0;
-  uint64_t last_use = 0;
 };
 
 // Fixed-capacity FIFO (no allocation after construction).
@@ -366,10 +362,11 @@ struct Sm::Impl {
     mshr_blocked_since = kNever;
     unblocked_by = last_freed_seq;
   }
-  std::vector<L1Line> l1;
-  uint64_t l1_bytes = 0;  // as configured now (the carve-out's rest)
-  uint32_t sets = 1, ways = 1;
-  uint64_t l1_clock = 0;
+  L1Tags l1;  // sized as configured now (the carve-out's rest)
+  // Elastic trace capture: L1 load lookups that sent no request are told to this observer (at
+  // once, or kept in l1_notes while windowed and told by deliver_deferred).
+  TraceObserver* l1_observer = nullptr;
+  std::vector<L1Lookup> l1_notes;
   // Bit i set: mshrs[i] in use. Lets the per-line searches (lowest free, lowest mergeable, the
   // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
   std::vector<uint64_t> mshr_busy;
@@ -1046,37 +1043,7 @@ struct Sm::Impl {
     return n;
   }
 
-  void size_l1(uint64_t bytes) {
-    l1_bytes = bytes;
-    const uint64_t lines = std::max<uint64_t>(bytes / kLineBytes, 1);
-    ways = std::max<uint32_t>(std::min<uint64_t>(params.l1_ways, lines), 1);
-    sets = static_cast<uint32_t>(std::max<uint64_t>(lines / ways, 1));
-    l1.assign(static_cast<size_t>(sets) * ways, L1Line{});
-  }
-
-  L1Line* l1_find(uint64_t line) {
-    const uint64_t tag = line / kLineBytes;
-    L1Line* set = &l1[(tag % sets) * ways];
-    for (uint32_t i = 0; i < ways; ++i) {
-      if (set[i].tag == tag) return &set[i];
-    }
-    return nullptr;
-  }
-  void l1_fill(uint64_t line, uint8_t mask) {
-    L1Line* hit = l1_find(line);
-    if (hit == nullptr) {
-      const uint64_t tag = line / kLineBytes;
-      L1Line* set = &l1[(tag % sets) * ways];
-      hit = &set[0];
-      for (uint32_t i = 1; i < ways; ++i) {
-        if (set[i].last_use < hit->last_use) hit = &set[i];
-      }
-      hit->tag = tag;
-      hit->valid = 0;
-    }
-    hit->valid = static_cast<uint8_t>(hit->valid | mask);
-    hit->last_use = ++l1_clock;
-  }
+  void size_l1(uint64_t bytes) { l1.resize(bytes, params.l1_ways); }
 
   uint32_t alloc_mshr() {  // the lowest free index
     for (uint32_t word = 0; word < mshr_busy.size(); ++word) {
@@ -1099,10 +1066,11 @@ struct Sm::Impl {
       const CtaRecord& cta = ctas[w.cta];
       if (outgoing.full()) return false;
       if (op.op == AccessOp::kLoad) {
-        L1Line* l = op.l1_bypass ? nullptr : l1_find(line);
+        L1Tags::Line* l = op.l1_bypass ? nullptr : l1.find(line);
         const uint8_t hit = l != nullptr ? static_cast<uint8_t>(l->valid & mask) : 0;
         const uint8_t miss = static_cast<uint8_t>(mask & ~hit);
         LoadRecord& rec = records[op.record];
+        bool sent = false;  // the miss went out as a request of its own
         if (miss) {
           uint32_t m = kNone;  // the lowest busy MSHR this miss can merge into
           const bool maybe = line_filter[filter_bucket(line)] != 0;
@@ -1131,13 +1099,19 @@ struct Sm::Impl {
             e.fill_icache = false;
             e.mask = miss;
             e.waiter_count = 0;
-            note_mshr_wait(push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta, c), op, c);
+            Outgoing& o = push_request(line, miss, AccessKind::Load, m, op.warp_slot, cta, c);
+            o.l1_access = op.l1_bypass ? 0 : mask;
+            note_mshr_wait(o, op, c);
+            sent = true;
           }
           Mshr& e = mshrs[m];
           e.waiters[e.waiter_count++] = op.record;
           ++rec.pending;
         }
-        if (l != nullptr && hit) l->last_use = ++l1_clock;
+        if (l != nullptr && hit) l1.touch(*l);
+        if (l1_observer != nullptr && !op.l1_bypass && (miss == 0 || !sent)) {
+          note_l1_lookup(L1Lookup{c, cta.kernel_id, cta.linear, op.warp_slot, line, mask, miss != 0});
+        }
         if (op.next_line >= op.local_from) local_load_sectors.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_accesses.add(static_cast<uint64_t>(popcount32(mask)));
         l1_sector_hits.add(static_cast<uint64_t>(popcount32(hit)));
@@ -1148,9 +1122,9 @@ struct Sm::Impl {
         if (op.next_line >= op.local_from) {
           // Local lines are written through and allocated: a spill is read back soon.
           local_store_sectors.add(static_cast<uint64_t>(popcount32(mask)));
-          l1_fill(line, mask);
-        } else if (L1Line* l = l1_find(line)) {
-          l->valid = static_cast<uint8_t>(l->valid | mask);  // write-through
+          l1.fill(line, mask);
+        } else {
+          l1.write(line, mask);  // write-through
         }
       } else {
         uint32_t m = kNone;
@@ -1296,6 +1270,7 @@ struct Sm::Impl {
     ext->sector_mask = o.mask;
     ext->kind = o.kind;
     ext->queued_cycle = o.queued_cycle;
+    ext->l1_access = o.l1_access;
     ext->request_seq = next_request_seq++;
     ext->mshr_wait = o.mshr_wait;
     ext->mshr_unblocked_by = o.mshr_unblocked_by;
@@ -1360,7 +1335,7 @@ struct Sm::Impl {
       const uint32_t mi = responses.front().mshr;
       Mshr& e = mshrs[mi];
       responses.pop();
-      if (!e.atomic && e.fill_l1) l1_fill(e.line, e.mask);
+      if (!e.atomic && e.fill_l1) l1.fill(e.line, e.mask);
       if (e.fill_const) const_fill(e.line, e.mask);
       if (e.fill_icache) {
         icache_fill(e.line, e.mask);
@@ -1666,6 +1641,19 @@ struct Sm::Impl {
     w.barrier.released_by = kNone;  // its own arrival released it: it waited for nobody
   }
 
+  void note_l1_lookup(const L1Lookup& lookup) {
+    if (windowed) {
+      l1_notes.push_back(lookup);  // this may be a worker thread: told at the boundary
+    } else {
+      l1_observer->l1_lookup(owner->index(), lookup);
+    }
+  }
+  void tell_l1_lookups(uint64_t c) {
+    size_t n = 0;
+    while (n < l1_notes.size() && l1_notes[n].cycle <= c) l1_observer->l1_lookup(owner->index(), l1_notes[n++]);
+    l1_notes.erase(l1_notes.begin(), l1_notes.begin() + static_cast<long>(n));
+  }
+
   // A request of LSU instruction `op`, queued at cycle c: how long the missing MSHRs held it, and
   // the barriers its warp passed before the instruction.
   void note_mshr_wait(Outgoing& o, const LsuOp& op, uint64_t c) {
@@ -1681,6 +1669,7 @@ struct Sm::Impl {
                          const CtaRecord& cta, uint64_t c) {
     Outgoing& o = outgoing.push();
     o.queued_cycle = c;
+    o.l1_access = 0;
     o.mshr_wait = 0;
     o.mshr_unblocked_by = 0;
     o.barrier = BarrierStamp{};
@@ -1728,7 +1717,7 @@ uint32_t Sm::resident_ctas() const {
 void Sm::configure_shared(uint64_t shared_bytes) {
   Impl& s = *impl_;
   const uint64_t bytes = s.params.l1_capacity(shared_bytes);
-  if (bytes == s.l1_bytes) return;
+  if (bytes == s.l1.bytes()) return;
   s.size_l1(bytes);
   ++s.l1_reconfigurations;
 }
@@ -1803,6 +1792,10 @@ void Sm::account_skipped(uint64_t n) { impl_->account_skipped(n); }
 
 void Sm::set_windowed(bool on) { impl_->windowed = on; }
 
+void Sm::set_trace_observer(TraceObserver* observer) {
+  impl_->l1_observer = observer != nullptr && observer->wants_l1_lookups() ? observer : nullptr;
+}
+
 void Sm::set_defer_commit(bool on) { impl_->defer_commit = on; }
 
 bool Sm::suspended() const { return impl_->t_suspended; }
@@ -1836,6 +1829,7 @@ bool Sm::deferred_pending() const {
 
 void Sm::deliver_deferred(uint64_t c) {
   Impl& s = *impl_;
+  if (!s.l1_notes.empty()) s.tell_l1_lookups(c);
   s.send_deferred(c);
   size_t done = 0;
   while (done < s.deferred_ctas.size() && s.deferred_ctas[done].cycle <= c) ++done;

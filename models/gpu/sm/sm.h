@@ -83,6 +83,7 @@
 #include "models/tlm/clock_domain.h"
 #include "models/tlm/gpu_extension.h"
 #include "models/tlm/payload_pool.h"
+#include "models/tlm/trace_observer.h"
 #include "platform/stats/registry.h"
 
 namespace gpuvp::gpu {
@@ -133,6 +134,10 @@ class Sm : public sc_core::sc_module {
   uint32_t index() const { return index_; }
   // Core-clock edge at which this SM last did (or accounted) work.
   uint64_t last_cycle() const { return cycle_; }
+
+  // Elastic trace capture (call before the simulation starts): when `observer` wants L1 lookups,
+  // every L1 load lookup that sends no request of its own is told to it (TraceObserver::l1_lookup).
+  void set_trace_observer(TraceObserver* observer);
 
   // Stepper interface (SmStepper; call before the simulation starts): from then on the SM's
   // own process does nothing and launches/responses call stepper->wake(index, cycle).

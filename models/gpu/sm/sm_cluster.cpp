@@ -103,6 +103,7 @@ GpuCore::GpuCore(sc_core::sc_module_name name, const SmParams& params, const Clo
   std::vector<Sm*> pointers;
   for (uint32_t i = 0; i < params.count; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm_" + std::to_string(i)).c_str(), params, i, core_clock, stats));
+    sms_.back()->set_trace_observer(tracer);
     pointers.push_back(sms_.back().get());
   }
   for (uint32_t first = 0; first < params.count; first += per_cluster) {

@@ -49,7 +49,9 @@ TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, co
       write_requests_(stats.group(stats_path).counter("write_requests", "request", "write requests sent")),
       ctas_started_(stats.group(stats_path).counter("ctas", "CTA", "CTAs replayed")),
       mshr_full_(stats.group(stats_path).counter("mshr_full", "event",
-                                                 "times the next request waited for a free L1 MSHR")) {
+                                                 "times the next request waited for a free L1 MSHR")),
+      stats_(stats),
+      stats_path_(stats_path) {
   mem.register_nb_transport_bw(this, &TraceInjector::nb_transport_bw);
   SC_HAS_PROCESS(TraceInjector);
   SC_METHOD(tick);
@@ -58,6 +60,25 @@ TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, co
 }
 
 TraceInjector::~TraceInjector() = default;
+
+void TraceInjector::enable_l1(uint32_t ways, uint32_t hit_latency, uint32_t merges) {
+  l1_on_ = true;
+  l1_ways_ = ways;
+  l1_hit_latency_ = hit_latency;
+  l1_merges_ = std::max<uint32_t>(merges, 1);
+  stats::Group& g = stats_.group(stats_path_);
+  l1_hits_ = &g.counter("l1_hits", "lookup", "L1 lookups (redone) that found every wanted sector");
+  l1_merge_count_ = &g.counter("l1_merges", "lookup", "L1 lookups (redone) that waited for a pending miss");
+  l1_misses_ = &g.counter("l1_misses", "lookup", "L1 lookups (redone) that sent a request");
+}
+
+void TraceInjector::configure_l1(uint64_t bytes) {
+  if (l1_on_ && bytes != l1_.bytes()) l1_.resize(bytes, l1_ways_);
+}
+
+uint64_t TraceInjector::address_of(const Warp& w, const elastic::Request& r) const {
+  return r.shared ? r.address : r.address + w.offset;
+}
 
 void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id, uint64_t begin, uint64_t offset,
                               uint64_t tag, bool captured_sm) {
@@ -200,6 +221,9 @@ void TraceInjector::tick() { step(); }
 void TraceInjector::step() {
   const uint64_t c = clock_.cycle_at(current_time());
   wake_cycle_ = kNever;
+  // Lookups the L1 answers need no port (those behind a miss wait for it, as behind the SM's queue head).
+  while (l1_on_ && !ready_.empty() && ready_.top().cycle <= c && answer_from_l1(c)) {
+  }
   if (in_flight_) return;  // END_REQ re-plans
   if (ready_.empty()) return;
   if (c < send_allowed_ || ready_.top().cycle > c) {
@@ -212,32 +236,34 @@ void TraceInjector::step() {
     ++mshr_full_;
     return;  // a response frees one and wakes this
   }
-  ready_.pop();
-  Warp& w = warps_[top.warp];
-  const uint32_t index = w.next;
+  const uint32_t h = take_ready();
+  Warp& w = warps_[h];
+  const uint32_t index = w.next - 1;
   const elastic::Request& r = w.trace->requests[index];
   if (takes_mshr) ++mshrs_busy_;
-  w.queued = false;
-  ++w.next;
-  if (!w.orphan && !r.after_cta_end) {
-    Cta& cta = ctas_[w.cta];
-    cta.latest = std::max(cta.latest, top.cycle);
-    --cta.issues_left;
-  }
 
-  const uint64_t address = r.shared ? r.address : r.address + w.offset;
+  const uint64_t address = address_of(w, r);
+  uint8_t sectors = r.sector_mask;
   tlm::tlm_generic_payload* gp =
       pool_.allocate(r.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, r.length);
+  if (l1_on_ && r.kind == AccessKind::Load && r.l1_access != 0) {  // a miss: the sectors not valid
+    const L1Tags::Line* line = l1_.find(address);
+    sectors = static_cast<uint8_t>(r.l1_access & ~(line != nullptr ? line->valid : 0));
+    fills_.push_back(Fill{gp, address, sectors, {}});
+    ++*l1_misses_;
+  } else if (l1_on_ && r.kind == AccessKind::Store) {
+    l1_.write(address, r.sector_mask);
+  }
   GpuExtension* ext = gpu_extension(*gp);
   ext->sm_id = index_;
-  ext->warp_id = top.warp;
+  ext->warp_id = h;
   ext->cta_id = w.cta_id;
   ext->kernel_id = w.kernel_id;
-  ext->sector_mask = r.sector_mask;
+  ext->sector_mask = sectors;
   ext->kind = r.kind;
   w.in_flight.emplace_back(gp, index);
   ++requests_;
-  sector_requests_.add(static_cast<uint64_t>(__builtin_popcount(r.sector_mask)));
+  sector_requests_.add(static_cast<uint64_t>(__builtin_popcount(sectors)));
   if (r.write) ++write_requests_;
 
   in_flight_ = true;
@@ -245,7 +271,6 @@ void TraceInjector::step() {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const tlm::tlm_sync_enum status = mem->nb_transport_fw(*gp, phase, delay);
-  const uint32_t h = top.warp;
   if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
     in_flight_ = false;
     send_allowed_ = c + 1;
@@ -261,6 +286,52 @@ void TraceInjector::step() {
     check_cta_end(warps_[h].cta);
   }
   if (!in_flight_ && !ready_.empty()) wake_at(std::max(send_allowed_, ready_.top().cycle));
+}
+
+uint32_t TraceInjector::take_ready() {
+  const Ready top = ready_.top();
+  ready_.pop();
+  Warp& w = warps_[top.warp];
+  const elastic::Request& r = w.trace->requests[w.next];
+  w.queued = false;
+  ++w.next;
+  if (!w.orphan && !r.after_cta_end) {
+    Cta& cta = ctas_[w.cta];
+    cta.latest = std::max(cta.latest, top.cycle);
+    --cta.issues_left;
+  }
+  return top.warp;
+}
+
+bool TraceInjector::answer_from_l1(uint64_t c) {
+  const Warp& w = warps_[ready_.top().warp];
+  const elastic::Request& r = w.trace->requests[w.next];
+  if (r.kind != AccessKind::Load || r.l1_access == 0) return false;
+  const uint64_t line = address_of(w, r);
+  L1Tags::Line* cached = l1_.find(line);
+  const uint8_t missing = static_cast<uint8_t>(r.l1_access & ~(cached != nullptr ? cached->valid : 0));
+  Fill* pending = nullptr;
+  if (missing != 0) {
+    for (Fill& f : fills_) {
+      if (f.line == line && (missing & ~f.mask) == 0 && f.waiters.size() < l1_merges_) {
+        pending = &f;
+        break;
+      }
+    }
+    if (pending == nullptr) return false;  // a miss: it needs the port
+  }
+  if (cached != nullptr && missing != r.l1_access) l1_.touch(*cached);
+  const uint32_t h = take_ready();
+  const uint32_t index = warps_[h].next - 1;
+  if (pending != nullptr) {
+    pending->waiters.emplace_back(h, index);
+    ++*l1_merge_count_;
+    evaluate(h);  // its next request may not need this one's data
+  } else {
+    ++*l1_hits_;
+    complete(h, index, c + l1_hit_latency_);
+  }
+  return true;
 }
 
 void TraceInjector::release_if_done(uint32_t h) {
@@ -311,13 +382,32 @@ void TraceInjector::response(tlm::tlm_generic_payload& gp, uint64_t c) {
       break;
     }
   }
+  if (!found) {
+    gp.release();
+    throw std::logic_error("TraceInjector: a response it did not ask for");
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> merged;
+  if (l1_on_) {
+    for (size_t i = 0; i < fills_.size(); ++i) {
+      if (fills_[i].gp != &gp) continue;
+      l1_.fill(fills_[i].line, fills_[i].mask);
+      merged.swap(fills_[i].waiters);
+      fills_.erase(fills_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
   gp.release();
-  if (!found) throw std::logic_error("TraceInjector: a response it did not ask for");
-  w.response_cycle[index] = c;
   if (elastic::holds_mshr(w.trace->requests[index].kind)) {
     --mshrs_busy_;
     count_mshr_response(w.kernel_id, c);
   }
+  complete(h, index, c);
+  for (const auto& [waiter, request] : merged) complete(waiter, request, c);
+}
+
+void TraceInjector::complete(uint32_t h, uint32_t index, uint64_t c) {
+  Warp& w = warps_[h];
+  w.response_cycle[index] = c;
   wake_barrier_waiters(h);
   if (w.orphan) {  // its CTA is gone: it issues what is left, then its handle is free
     evaluate(h);

@@ -27,7 +27,17 @@
 // had more misses in flight than it has MSHRs, so the pool changes nothing there; a slower memory
 // or fewer MSHRs on replay make requests wait for one, as on the SM.
 //
-// Statistics (group `stats_path`): requests, sector_requests, write_requests, ctas, mshr_full.
+// L1 redo (enable_l1; gpuvp replay --l1 redo, with elastic::interleave_l1_hits): the injector
+// keeps an L1 of the replayed configuration (models/gpu/sm/l1_tags.h, sized per kernel by
+// configure_l1) and looks up every load that passed through the captured L1 — those that
+// missed there and the hits and merges, now requests of their own — when it comes due: all
+// wanted sectors valid: done hit_latency cycles later, no request; the missing ones pending in
+// a miss of this injector: done with that miss's response (at most `merges` per miss);
+// otherwise a request for the missing sectors, filling the L1 with its response. Stores write
+// through (valid sectors of a present line); loads that bypassed the L1 neither hit nor fill.
+//
+// Statistics (group `stats_path`): requests, sector_requests, write_requests, ctas, mshr_full;
+// with the L1 redone also l1_hits, l1_merges, l1_misses (lookups).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +50,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "models/gpu/sm/l1_tags.h"
 #include "models/tlm/clock_domain.h"
 #include "models/tlm/payload_pool.h"
 #include "platform/elastic_trace/elastic_trace.h"
@@ -78,6 +89,11 @@ class TraceInjector : public sc_core::sc_module {
   // requests' MSHR dependencies count this injector's responses.
   void start_cta(const elastic::CtaTrace& cta, uint64_t kernel_id, uint64_t begin, uint64_t offset, uint64_t tag,
                  bool captured_sm = false);
+  // Redo the L1 (see above); call before the simulation starts.
+  void enable_l1(uint32_t ways, uint32_t hit_latency, uint32_t merges);
+  // The L1's size for the CTAs started from now on (the kernel's carve-out leaves it): a new size
+  // empties it, as on the SM.
+  void configure_l1(uint64_t bytes);
   // CTAs started and not yet ended.
   uint32_t resident() const { return resident_; }
   uint32_t index() const { return index_; }
@@ -92,7 +108,21 @@ class TraceInjector : public sc_core::sc_module {
     bool operator>(const Ready& o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
   };
 
+  struct Fill {  // an L1 miss in flight (L1 redo)
+    const tlm::tlm_generic_payload* gp;
+    uint64_t line;
+    uint8_t mask;
+    std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (warp, request) merged into it
+  };
+
   void evaluate(uint32_t warp);  // queue the warp's next request if its dependencies are met
+  // The ready queue's head is a load the L1 answers without a request (L1 redo): takes it, true.
+  bool answer_from_l1(uint64_t cycle);
+  // Pops the ready queue's head (due now) as its warp's issue; returns its warp.
+  uint32_t take_ready();
+  // Request `index` of `warp` is answered at `cycle`.
+  void complete(uint32_t warp, uint32_t index, uint64_t cycle);
+  uint64_t address_of(const Warp& warp, const elastic::Request& r) const;
   void count_mshr_response(uint64_t kernel_id, uint64_t cycle);
   void wake_barrier_waiters(uint32_t warp);  // an event of `warp` that others' barriers wait for
   void request_sent(uint32_t warp_handle);
@@ -132,6 +162,16 @@ class TraceInjector : public sc_core::sc_module {
   stats::Counter& write_requests_;
   stats::Counter& ctas_started_;
   stats::Counter& mshr_full_;
+  stats::Registry& stats_;
+  std::string stats_path_;
+  // L1 redo
+  bool l1_on_ = false;
+  L1Tags l1_;
+  uint32_t l1_ways_ = 1, l1_hit_latency_ = 0, l1_merges_ = 1;
+  std::vector<Fill> fills_;
+  stats::Counter* l1_hits_ = nullptr;
+  stats::Counter* l1_merge_count_ = nullptr;
+  stats::Counter* l1_misses_ = nullptr;
 };
 
 }  // namespace gpuvp::gpu
