@@ -28,6 +28,18 @@ struct L1Lookup {
   bool merged = false;          // some sectors waited for a pending miss
 };
 
+// A unified-memory operation of the host side (elastic trace capture replays them): the
+// command processor's calls into the UVM system (models/uvm/uvm_system.h).
+struct UvmOperation {
+  enum class Kind : std::uint8_t { kMap, kUnmap, kPrefetchToDevice, kPrefetchToHost, kHostRead, kHostWrite, kAdvise };
+  static constexpr std::uint8_t kKinds = 7;
+  Kind kind = Kind::kMap;
+  std::uint64_t base = 0;
+  std::uint64_t bytes = 0;     // kUnmap: 0 (the allocation at base)
+  std::uint32_t advice = 0;    // kAdvise: device::MemAdvice and its location
+  std::uint32_t location = 0;
+};
+
 class TraceObserver {
  public:
   static constexpr std::uint32_t kNotTraced = 0xffffffffu;
@@ -63,6 +75,8 @@ class TraceObserver {
   // The shared-memory capacity an SM is configured with for a kernel (its carve-out of the
   // unified L1/shared storage; the L1 gets the rest), when the CTA scheduler admits the kernel.
   virtual void kernel_shared_capacity(std::uint64_t /*kernel_id*/, std::uint64_t /*bytes*/) {}
+  // A unified-memory operation begins at `at` (before any time it takes).
+  virtual void uvm_operation(const UvmOperation& /*operation*/, const sc_core::sc_time& /*at*/) {}
 };
 
 }  // namespace gpuvp

@@ -21,7 +21,7 @@ struct UvmSystem::HostEnd : sc_core::sc_module {
 UvmSystem::UvmSystem(sc_core::sc_module_name name, const UvmParams& params, const PcieParams& pcie,
                      uint64_t device_bytes, uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats,
                      TraceObserver* tracer)
-    : sc_core::sc_module(name), params_(params), clock_(core_clock), stats_(stats) {
+    : sc_core::sc_module(name), params_(params), clock_(core_clock), stats_(stats), tracer_(tracer) {
   const uint64_t bytes = params.device_memory != 0 ? params.device_memory : device_bytes;
   link_ = std::make_unique<PcieLink>("pcie", pcie, stats, "uvm.pcie");
   host_end_ = std::make_unique<HostEnd>("host_end");
@@ -54,7 +54,24 @@ PageRange UvmSystem::pages_of(uint64_t base, uint64_t bytes) {
   return {first, end - first};
 }
 
+void UvmSystem::tell(UvmOperation::Kind kind, uint64_t base, uint64_t bytes, uint32_t advice, uint32_t location) {
+  if (tracer_ == nullptr) return;
+  UvmOperation op;
+  op.kind = kind;
+  op.base = base;
+  op.bytes = bytes;
+  op.advice = advice;
+  op.location = location;
+  tracer_->uvm_operation(op, sc_core::sc_time_stamp());
+}
+
+void UvmSystem::map_managed(uint64_t base, uint64_t bytes) {
+  tell(UvmOperation::Kind::kMap, base, bytes);
+  table_.add_allocation(base, bytes);
+}
+
 void UvmSystem::unmap_managed(uint64_t base) {
+  tell(UvmOperation::Kind::kUnmap, base, 0);
   for (const Allocation& a : table_.allocations())
     if (a.base == base) gmmu_->drop(pages_of(a.base, a.bytes));
   table_.remove_allocation(base);
@@ -62,6 +79,7 @@ void UvmSystem::unmap_managed(uint64_t base) {
 
 void UvmSystem::prefetch(uint64_t base, uint64_t bytes, bool to_device) {
   if (bytes == 0) return;
+  tell(to_device ? UvmOperation::Kind::kPrefetchToDevice : UvmOperation::Kind::kPrefetchToHost, base, bytes);
   gmmu_->prefetch(pages_of(base, bytes), to_device);
 }
 
@@ -77,12 +95,14 @@ bool UvmSystem::holding_requests() const {
 
 void UvmSystem::host_access(uint64_t base, uint64_t bytes, bool write) {
   if (bytes == 0) return;
+  tell(write ? UvmOperation::Kind::kHostWrite : UvmOperation::Kind::kHostRead, base, bytes);
   gmmu_->host_access(pages_of(base, bytes), write);
 }
 
 void UvmSystem::advise(uint64_t base, uint64_t bytes, uint32_t advice, uint32_t location) {
   if (bytes == 0) return;
-  gmmu_->advise(pages_of(base, bytes), advice, location);
+  gmmu_->advise(pages_of(base, bytes), advice, location);  // throws for a bad advice: nothing to tell
+  tell(UvmOperation::Kind::kAdvise, base, bytes, advice, location);
 }
 
 }  // namespace gpuvp::uvm

@@ -19,6 +19,7 @@
 #include <systemc>
 
 #include "models/tlm/clock_domain.h"
+#include "models/tlm/trace_observer.h"
 #include "models/uvm/gmmu/gmmu.h"
 #include "models/uvm/pcie/pcie_link.h"
 #include "models/uvm/residency/page_table.h"
@@ -31,7 +32,8 @@ namespace gpuvp::uvm {
 class UvmSystem : public sc_core::sc_module {
  public:
   // `device_bytes`: memory for managed pages when uvm.device_memory is 0 (all of HBM).
-  // `tracer` (may be null) goes to the GMMU: far-fault activity as trace counter tracks.
+  // `tracer` (may be null) goes to the GMMU: far-fault activity as trace counter tracks; the
+  // operations below are told to it (TraceObserver::uvm_operation).
   UvmSystem(sc_core::sc_module_name name, const UvmParams& params, const PcieParams& pcie, uint64_t device_bytes,
             uint64_t seed, const ClockDomain& core_clock, stats::Registry& stats, TraceObserver* tracer = nullptr);
   ~UvmSystem() override;
@@ -41,7 +43,7 @@ class UvmSystem : public sc_core::sc_module {
   // The L1 TLB of SM `sm` (created on first call; before the end of elaboration).
   L1Tlb& add_tlb(uint32_t sm);
 
-  void map_managed(uint64_t base, uint64_t bytes) { table_.add_allocation(base, bytes); }
+  void map_managed(uint64_t base, uint64_t bytes);
   void unmap_managed(uint64_t base);
   void prefetch(uint64_t base, uint64_t bytes, bool to_device);
   // The host reads (write = false) or writes managed [base, base + bytes) (the runtime's host
@@ -63,10 +65,13 @@ class UvmSystem : public sc_core::sc_module {
  private:
   struct HostEnd;
   static PageRange pages_of(uint64_t base, uint64_t bytes);
+  // Tells the tracer (elastic trace capture) an operation begins.
+  void tell(UvmOperation::Kind kind, uint64_t base, uint64_t bytes, uint32_t advice = 0, uint32_t location = 0);
 
   UvmParams params_;
   const ClockDomain& clock_;
   stats::Registry& stats_;
+  TraceObserver* tracer_;
   PageTable table_;
   std::unique_ptr<PcieLink> link_;
   std::unique_ptr<HostEnd> host_end_;

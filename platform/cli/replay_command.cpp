@@ -193,9 +193,13 @@ int ReplayCommand::execute() const {
   std::printf("  total                                %15" PRIu64 " %16" PRIu64 "\n", captured_total, replay_total);
   std::printf("%" PRIu64 " requests replayed, %.3f ms simulated in %.3f s of wall time\n", result.requests,
               static_cast<double>(result.simulated_ps) * 1e-9, wall);
-  if (trace.header.far_faults != 0) {
-    std::printf("note: the capture had %" PRIu64 " unified-memory far faults; the replay times those accesses as "
-                "device memory (no GMMU, no migrations)\n", trace.header.far_faults);
+  const uint64_t uvm_operations = elastic::totals(trace).uvm_operations;
+  if (trace.header.far_faults != 0 || uvm_operations != 0) {
+    const stats::Group* gmmu = stats.find_group("uvm.gmmu");
+    const stats::Counter* faults = gmmu != nullptr ? gmmu->find_counter("far_faults") : nullptr;
+    std::printf("unified memory: %" PRIu64 " host operations replayed before their kernels; far faults: %" PRIu64
+                " captured, %" PRIu64 " replayed\n",
+                uvm_operations, trace.header.far_faults, faults != nullptr ? faults->value() : 0);
   }
   if (!stats_path_.empty()) {
     if (!write_output_file(stats_path_, stats_json, "statistics file")) return 1;

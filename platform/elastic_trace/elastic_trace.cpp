@@ -62,6 +62,17 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
     put_var(out, c.length);
     out.push_back(static_cast<char>(c.sector_mask));
   }
+  put_var(out, k.uvm.size());
+  for (const UvmRecord& u : k.uvm) {
+    out.push_back(static_cast<char>(u.operation.kind));
+    put_var(out, u.operation.base);
+    put_var(out, u.operation.bytes);
+    put_var(out, u.before_ps);
+    if (u.operation.kind == UvmOperation::Kind::kAdvise) {
+      put_var(out, u.operation.advice);
+      put_var(out, u.operation.location);
+    }
+  }
   put_var(out, k.ctas.size());
   for (const CtaTrace& cta : k.ctas) {
     put_var(out, cta.cta);
@@ -176,6 +187,19 @@ KernelTrace decode_kernel(Reader& in) {
     c.address = in.var("copy address");
     c.length = in.var32("copy length");
     c.sector_mask = in.byte("copy sector mask");
+  }
+  k.uvm.resize(in.count("unified-memory operations", 4));
+  for (UvmRecord& u : k.uvm) {
+    const uint8_t kind = in.byte("unified-memory operation");
+    if (kind >= UvmOperation::kKinds) in.fail("unknown unified-memory operation " + std::to_string(kind));
+    u.operation.kind = static_cast<UvmOperation::Kind>(kind);
+    u.operation.base = in.var("unified-memory base");
+    u.operation.bytes = in.var("unified-memory bytes");
+    u.before_ps = in.var("unified-memory time");
+    if (u.operation.kind == UvmOperation::Kind::kAdvise) {
+      u.operation.advice = in.var32("unified-memory advice");
+      u.operation.location = in.var32("unified-memory advice location");
+    }
   }
   k.ctas.resize(in.count("CTAs", 8));
   for (size_t ci = 0; ci < k.ctas.size(); ++ci) {
@@ -592,6 +616,7 @@ TraceTotals totals(const Trace& trace) {
   TraceTotals t;
   for (const KernelTrace& k : trace.kernels) {
     t.ctas += k.ctas.size();
+    t.uvm_operations += k.uvm.size();
     for (const CtaTrace& cta : k.ctas) {
       t.warps += cta.warps.size();
       for (const WarpTrace& w : cta.warps) {

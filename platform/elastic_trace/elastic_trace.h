@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/tlm/gpu_extension.h"
+#include "models/tlm/trace_observer.h"
 
 namespace gpuvp::elastic {
 
@@ -130,6 +131,15 @@ struct CopyWrite {  // a launch's copy-engine write (parameters, code) through t
   uint8_t sector_mask = 0;
 };
 
+// A unified-memory operation of the host (a managed allocation mapped or freed, a prefetch, a
+// host access, an advice) before a kernel: the replay performs it before_ps ahead of the
+// kernel's begin (or at once, when that time has passed), so the GMMU holds the pages the
+// capture's kernel found.
+struct UvmRecord {
+  UvmOperation operation;
+  uint64_t before_ps = 0;  // captured: from the operation's start to the kernel's begin
+};
+
 struct KernelTrace {
   uint64_t id = 0;
   std::string name;
@@ -140,6 +150,7 @@ struct KernelTrace {
   // Shared-memory capacity its SMs were configured with (the carve-out; the L1 had the rest).
   uint64_t shared_capacity = 0;
   std::vector<CopyWrite> copies;
+  std::vector<UvmRecord> uvm;  // since the previous kernel began, in order
   std::vector<CtaTrace> ctas;
 };
 
@@ -205,6 +216,7 @@ struct TraceTotals {
   uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
   uint64_t mshr_deps = 0, barrier_deps = 0;
   uint64_t l1_hits = 0, l1_merges = 0;  // lookups without a request of their own
+  uint64_t uvm_operations = 0;
 };
 TraceTotals totals(const Trace& trace);
 

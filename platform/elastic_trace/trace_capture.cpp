@@ -132,6 +132,11 @@ void TraceCapture::kernel_shared_capacity(uint64_t kernel_id, uint64_t bytes) {
   }
 }
 
+void TraceCapture::uvm_operation(const UvmOperation& operation, const sc_core::sc_time& at) {
+  if (inner_ != nullptr) inner_->uvm_operation(operation, at);
+  if (!finished_) uvm_pending_.emplace_back(operation, at.value());
+}
+
 void TraceCapture::place_l1_hits(KernelBuild& k) {
   for (size_t c = 0; c < k.trace.ctas.size(); ++c) {
     CtaTrace& cta = k.trace.ctas[c];
@@ -293,6 +298,10 @@ void TraceCapture::kernel_begin(uint64_t kernel_id, const std::string& name, con
     shared_capacity_.erase(it);
     break;
   }
+  for (const auto& [operation, ps] : uvm_pending_) {
+    k->trace.uvm.push_back(UvmRecord{operation, at.value() - std::min<uint64_t>(at.value(), ps)});
+  }
+  uvm_pending_.clear();
   open_kernels_.push_back(std::move(k));
 }
 

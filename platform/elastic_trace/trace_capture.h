@@ -64,6 +64,7 @@ class TraceCapture final : public TraceObserver {
   bool wants_l1_lookups() const override { return true; }
   void l1_lookup(uint32_t sm, const L1Lookup& lookup) override;
   void kernel_shared_capacity(uint64_t kernel_id, uint64_t bytes) override;
+  void uvm_operation(const UvmOperation& operation, const sc_core::sc_time& at) override;
 
  private:
   enum class LinkRole : uint8_t { kUnused, kSm, kCopy };
@@ -151,6 +152,7 @@ class TraceCapture final : public TraceObserver {
   std::vector<std::vector<WarpCache>> warp_cache_;  // [sm][warp slot]
   std::vector<LastEnd> last_end_;                   // per SM
   std::vector<std::pair<uint64_t, uint64_t>> shared_capacity_;  // (kernel id, bytes) told before its begin
+  std::vector<std::pair<UvmOperation, uint64_t>> uvm_pending_;  // (operation, ps) for the next kernel
   std::vector<std::vector<Answered>> answered_;     // [sm][seq % kAnsweredRing]
   std::unordered_map<const tlm::tlm_generic_payload*, OpenRequest> open_;  // requests awaiting a response
   uint64_t order_ = 0;

@@ -34,9 +34,10 @@ std::string trace_summary(const Trace& trace, uint64_t file_bytes) {
                 " L1 merges without a request; %" PRIu64 " bytes on disk (%.2f B per request)\n",
                 trace.kernels.size(), t.ctas, t.warps, t.requests, t.loads, t.stores, t.atomics, t.other, t.deps,
                 t.mshr_deps, t.barrier_deps, t.l1_hits, t.l1_merges, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
-  if (h.far_faults != 0) {
-    out += format("note: %" PRIu64 " unified-memory far faults during the capture; a replay times those accesses as "
-                  "device memory\n", h.far_faults);
+  if (h.far_faults != 0 || t.uvm_operations != 0) {
+    out += format("unified memory: %" PRIu64 " host operations (allocations, prefetches, host accesses, advice) and %" PRIu64
+                  " far faults during the capture; a replay performs the operations and redoes the faults\n",
+                  t.uvm_operations, h.far_faults);
   }
   out += "  #   kernel                           CTAs   warps    requests  captured cycles\n";
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
@@ -61,6 +62,16 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
     out += format("kernel %zu id %" PRIu64 " %s: begin %" PRIu64 " ps, %" PRIu64 " cycles, end %u cycles after its "
                   "last CTA, %zu copy-engine writes\n",
                   ki, k.id, k.name.c_str(), k.begin_ps, k.cycles, k.end_gap, k.copies.size());
+    static const char* const kUvmKinds[] = {"map", "unmap", "prefetch to device", "prefetch to host", "host read",
+                                            "host write", "advise"};
+    for (const UvmRecord& u : k.uvm) {
+      out += format("  unified memory: %s 0x%" PRIx64 " + %" PRIu64 " B%s, %" PRIu64 " ps before the kernel\n",
+                    kUvmKinds[static_cast<int>(u.operation.kind)], u.operation.base, u.operation.bytes,
+                    u.operation.kind == UvmOperation::Kind::kAdvise
+                        ? format(" (advice %u, location %u)", u.operation.advice, u.operation.location).c_str()
+                        : "",
+                    u.before_ps);
+    }
     for (size_t ci = 0; ci < k.ctas.size(); ++ci) {
       const CtaTrace& cta = k.ctas[ci];
       out += format("  cta %" PRIu64 " on sm %u: cycles %" PRIu64 "-%" PRIu64 ", begins %u after %s, ends %u after "

@@ -18,6 +18,7 @@
 #include "models/memory/hbm/hbm_controller.h"
 #include "models/memory/l2/l2_slice.h"
 #include "models/tlm/tlm_monitor.h"
+#include "models/uvm/uvm_system.h"
 #include "platform/clock_domains.h"
 
 namespace gpuvp::replay {
@@ -114,6 +115,8 @@ class ReplayTop : public sc_core::sc_module {
         tracer_(tracer),
         clocks_(ClockDomains::from(p)),
         map_(p.l2, p.hbm),
+        uvm_(std::make_unique<uvm::UvmSystem>("uvm", p.uvm, p.pcie, p.hbm.capacity_bytes, p.sim.seed, clocks_.core,
+                                              stats, tracer)),
         memory_wakes_("memory_wake"),
         group_(stats.group("gpu")),
         kernels_(group_.counter("kernels", "kernel", "kernels replayed")),
@@ -136,7 +139,11 @@ class ReplayTop : public sc_core::sc_module {
       const uint32_t size = std::min(cluster, sms_ - first);
       clusters_.push_back(
           std::make_unique<gpu::SmCluster>(("cluster_" + std::to_string(clusters_.size())).c_str(), first, size));
-      for (uint32_t i = first; i < first + size; ++i) bind_traced(injectors_[i]->mem, clusters_.back()->in, tracer, monitors_, "sm");
+      for (uint32_t i = first; i < first + size; ++i) {  // through its L1 TLB, as an SM
+        uvm::L1Tlb& tlb = uvm_->add_tlb(i);
+        bind_traced(injectors_[i]->mem, tlb.in, tracer, monitors_, "sm");
+        tlb.out.bind(clusters_.back()->in);
+      }
     }
     // The rest in the timing model's order: stepper, copy engine, crossbar, HBM, L2 slices.
     stepper_ = std::make_unique<InjectorStepper>("stepper", clocks_.core, injectors_);
@@ -280,6 +287,7 @@ class ReplayTop : public sc_core::sc_module {
     const uint64_t end_cycle = latest_end_ + k.end_gap;
     const sc_core::sc_time end_time = clocks_.core.time_of_cycle(end_cycle);
     if (end_time > sc_core::sc_time_stamp()) sc_core::wait(end_time - sc_core::sc_time_stamp());
+    while (uvm_->holding_requests()) sc_core::wait(uvm_->drained());  // stores held by far faults
     while (!copy_engine_->idle()) sc_core::wait(copy_engine_->drained());
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (tracer_ != nullptr) tracer_->kernel_end(k.id, now);
@@ -297,6 +305,19 @@ class ReplayTop : public sc_core::sc_module {
     result.kernels.push_back(r);
   }
 
+  void perform(const UvmOperation& op) {
+    using Kind = UvmOperation::Kind;
+    switch (op.kind) {
+      case Kind::kMap: uvm_->map_managed(op.base, op.bytes); break;
+      case Kind::kUnmap: uvm_->unmap_managed(op.base); break;
+      case Kind::kPrefetchToDevice: uvm_->prefetch(op.base, op.bytes, true); break;
+      case Kind::kPrefetchToHost: uvm_->prefetch(op.base, op.bytes, false); break;
+      case Kind::kHostRead: uvm_->host_access(op.base, op.bytes, false); break;
+      case Kind::kHostWrite: uvm_->host_access(op.base, op.bytes, true); break;
+      case Kind::kAdvise: uvm_->advise(op.base, op.bytes, op.advice, op.location); break;
+    }
+  }
+
   void arbiter() {
     uint64_t previous_end_ps = 0;  // captured
     for (uint32_t i = 0; i < trace_.kernels.size(); ++i) {
@@ -304,7 +325,15 @@ class ReplayTop : public sc_core::sc_module {
       // The first kernel begins when it began at capture; the next ones the captured host gap
       // after the previous one ended here.
       const uint64_t gap = i == 0 ? k.begin_ps : (k.begin_ps > previous_end_ps ? k.begin_ps - previous_end_ps : 0);
-      sc_core::wait(sc_core::sc_time::from_value(gap));
+      const uint64_t begin = sc_core::sc_time_stamp().value() + gap;
+      // The host's unified-memory operations, each its captured time before the kernel's begin
+      // (at once when that has passed); prefetches and host accesses take their own time.
+      for (const elastic::UvmRecord& u : k.uvm) {
+        const uint64_t at = begin - std::min(begin, u.before_ps);
+        if (at > sc_core::sc_time_stamp().value()) sc_core::wait(sc_core::sc_time::from_value(at - sc_core::sc_time_stamp().value()));
+        perform(u.operation);
+      }
+      if (begin > sc_core::sc_time_stamp().value()) sc_core::wait(sc_core::sc_time::from_value(begin - sc_core::sc_time_stamp().value()));
       begin_ps_ = sc_core::sc_time_stamp().value();
       run_kernel(i);
       previous_end_ps = k.end_ps;
@@ -321,6 +350,7 @@ class ReplayTop : public sc_core::sc_module {
   TraceObserver* tracer_;
   ClockDomains clocks_;
   memory::AddressMap map_;
+  std::unique_ptr<uvm::UvmSystem> uvm_;  // the injectors' L1 TLBs, the GMMU, the PCIe link (built first, as there)
   // As in the timing model: crossbar, HBM, L2 slices wake in one process, joined in that order.
   // Declared before them: they leave it when destroyed.
   memory::WakeDomain memory_wakes_;

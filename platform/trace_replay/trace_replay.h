@@ -1,7 +1,9 @@
 // Replay of an elastic trace (platform/elastic_trace) on the memory system of a configuration:
-// TraceInjectors (models/gpu/trace_injector) in place of the SMs, bound to SM clusters, the
-// crossbar, the L2 slices and the HBM controller built from `params` exactly as the timing
-// model builds them, plus the copy engine replaying each launch's parameter and code writes.
+// TraceInjectors (models/gpu/trace_injector) in place of the SMs, bound through L1 TLBs to the
+// unified-memory system (GMMU, PCIe migrations) and to SM clusters, the crossbar, the L2 slices
+// and the HBM controller built from `params` exactly as the timing model builds them, plus the
+// copy engine replaying each launch's parameter and code writes; the host's managed-memory
+// operations are performed before each kernel at their captured distance.
 //
 // An arbiter (seed 001 Fig. 4b) enforces the trace's boundaries: kernels one after another
 // (each begins after the previous one ended, the captured host gap later); a CTA starts when

@@ -62,13 +62,15 @@ struct Captured {
 };
 
 // Runs `workload` on the detailed model with --capture (and `sets`), returns the capture.
-Captured capture(const std::string& workload, const std::string& name, const std::vector<std::string>& sets = {}) {
+Captured capture(const std::string& workload, const std::string& name, const std::vector<std::string>& sets = {},
+                 const std::vector<std::string>& program_args = {}) {
   Captured c;
   c.dir = temp(name);
   std::filesystem::remove_all(c.dir);
   std::vector<std::string> args = {"run", "--capture", c.dir, "--stats", c.dir + "-run.json"};
   for (const auto& s : sets) args.insert(args.end(), {"--set", s});
   args.insert(args.end(), {"--", kBin + "/" + workload});
+  args.insert(args.end(), program_args.begin(), program_args.end());
   const ProcessResult r = gpuvp(args);
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.err.find("elastic trace written to"), std::string::npos) << describe(r);
@@ -231,6 +233,26 @@ TEST(CaptureReplay, RedoneL1FollowsASmallerL1LikeTheDetailedModel) {
   std::vector<std::string> captured_small;
   for (const auto& s : small) captured_small.insert(captured_small.end(), {"--set", s});
   EXPECT_EQ(replay_cycles(base, captured_small, temp("l1_captured_small.json")), base.cycles);
+}
+
+// Unified memory: the capture records the host's managed-memory operations (allocations, host
+// writes, prefetches, advice) before each kernel, and the replay performs them and sends the
+// injectors' requests through L1 TLBs to a GMMU, so far faults and migrations happen on replay
+// too. uvm_suite's stream kernel far-faults on all three arrays (measured: 634952 cycles
+// captured, 636166 replayed; with an 8 GB/s PCIe link 724301 detailed, 724839 replayed; before
+// the GMMU was on the replay's path, 181208 replayed).
+TEST(CaptureReplay, UnifiedMemoryFarFaultsAndMigratesOnReplay) {
+  const Captured base = capture("uvm_suite", "uvm_base", {}, {"stream"});
+  const Captured slow = capture("uvm_suite", "uvm_slow_pcie", {"pcie.bandwidth=8GB/s"}, {"stream"});
+  ASSERT_GT(slow.cycles, base.cycles) << "a slower PCIe link should slow the migrations down";
+  const ProcessResult inspect = gpuvp({"trace", "inspect", base.dir});
+  ASSERT_EQ(inspect.exit_code, 0) << describe(inspect);
+  EXPECT_NE(inspect.out.find("host operations"), std::string::npos) << inspect.out;
+  const uint64_t same = replay_cycles(base, {}, temp("uvm_same.json"));
+  EXPECT_LE(error_of(same, base.cycles), 0.01) << "captured " << base.cycles << ", replayed " << same;
+  EXPECT_GT(counter(temp("uvm_same.json"), "uvm.gmmu", "far_faults"), 0u);
+  const uint64_t replayed_slow = replay_cycles(base, {"--set", "pcie.bandwidth=8GB/s"}, temp("uvm_slow.json"));
+  EXPECT_LE(error_of(replayed_slow, slow.cycles), 0.01) << "detailed " << slow.cycles << ", replayed " << replayed_slow;
 }
 
 // Sum of one counter over the L2 slices.

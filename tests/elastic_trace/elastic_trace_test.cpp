@@ -54,6 +54,17 @@ KernelTrace sample_kernel(uint64_t id) {
   k.cycles = 1019;
   k.end_gap = 12;
   k.shared_capacity = 96 * 1024;
+  UvmRecord map;
+  map.operation.kind = UvmOperation::Kind::kMap;
+  map.operation.base = 0x7000'0000;
+  map.operation.bytes = 1 << 20;
+  map.before_ps = 5'000'000;
+  UvmRecord advise = map;
+  advise.operation.kind = UvmOperation::Kind::kAdvise;
+  advise.operation.advice = 3;
+  advise.operation.location = 1;
+  advise.before_ps = 4'000;
+  k.uvm = {map, advise};
   k.copies.push_back(CopyWrite{0x7000'0000, 128, 0x3});
   for (uint32_t c = 0; c < 3; ++c) {
     CtaTrace cta;
@@ -147,6 +158,15 @@ TEST(ElasticTrace, RoundTripsEveryField) {
     EXPECT_EQ(got.cycles, k.cycles);
     EXPECT_EQ(got.end_gap, k.end_gap);
     EXPECT_EQ(got.shared_capacity, k.shared_capacity);
+    ASSERT_EQ(got.uvm.size(), 2u);
+    for (size_t u = 0; u < 2; ++u) {
+      EXPECT_EQ(got.uvm[u].operation.kind, k.uvm[u].operation.kind);
+      EXPECT_EQ(got.uvm[u].operation.base, k.uvm[u].operation.base);
+      EXPECT_EQ(got.uvm[u].operation.bytes, k.uvm[u].operation.bytes);
+      EXPECT_EQ(got.uvm[u].operation.advice, k.uvm[u].operation.advice);
+      EXPECT_EQ(got.uvm[u].operation.location, k.uvm[u].operation.location);
+      EXPECT_EQ(got.uvm[u].before_ps, k.uvm[u].before_ps);
+    }
     ASSERT_EQ(got.copies.size(), 1u);
     EXPECT_EQ(got.copies[0].address, k.copies[0].address);
     EXPECT_EQ(got.copies[0].sector_mask, 0x3);
@@ -215,6 +235,8 @@ TEST(ElasticTrace, RoundTripsEveryField) {
   const std::string summary = trace_summary(t, 1000);
   EXPECT_NE(summary.find("./app --size 1024"), std::string::npos) << summary;
   EXPECT_NE(summary.find("far faults"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("4 host operations"), std::string::npos) << summary;
+  EXPECT_NE(trace_records(t, 0, 3).find("advise 0x70000000"), std::string::npos);
   const std::string records = trace_records(t, 0, 3);
   EXPECT_NE(records.find("first 3 requests shown"), std::string::npos) << records;
 }
@@ -280,14 +302,28 @@ TEST(ElasticTrace, RejectsABarrierDependencyOnALaterRequest) {
 }
 
 // An L1 hit sits among its warp's requests: one placed after more requests than the warp has,
-// or with no sector, is corrupt; so is a load's L1 access mask that lacks a requested sector.
-TEST(ElasticTrace, RejectsMisplacedL1Hits) {
+// or with no sector, is corrupt; so is a load's L1 access mask that lacks a requested sector,
+// and a unified-memory operation of no known kind.
+TEST(ElasticTrace, RejectsMisplacedL1HitsAndUnknownOperations) {
   const std::string dir = temp_dir("l1_hits");
   const std::vector<std::pair<std::function<void(WarpTrace&)>, std::string>> bad = {
       {[](WarpTrace& w) { w.l1_hits.back().after = 5; }, "L1 hit after more requests"},
       {[](WarpTrace& w) { w.l1_hits.front().mask = 0; }, "L1 hit sectors"},
       {[](WarpTrace& w) { w.requests[1].l1_access = 0x1; }, "L1 access mask"},
   };
+  {  // an unknown unified-memory operation
+    TraceWriter writer(dir, sample_header());
+    KernelTrace k = sample_kernel(1);
+    k.uvm[0].operation.kind = static_cast<UvmOperation::Kind>(UvmOperation::kKinds);
+    writer.add_kernel(k);
+    writer.close(0);
+  }
+  try {
+    read_trace(dir);
+    FAIL() << "accepted an unknown unified-memory operation";
+  } catch (const TraceFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown unified-memory operation"), std::string::npos) << e.what();
+  }
   for (const auto& [corrupt, message] : bad) {
     {
       TraceWriter writer(dir, sample_header());
