@@ -55,6 +55,9 @@ public:
     std::uint64_t barrier_arrived = 0;
     std::uint64_t barrier_release = 0;
     std::uint32_t barrier_released_by = kNone;
+    // The SM's number for that last barrier's release (TraceObserver::barrier_release; 0: none
+    // passed), also when the warp's own arrival released it.
+    std::uint64_t barrier_seq = 0;
     // Also for capture: a load that looked up the L1 and missed: the sectors its warp wanted
     // (sector_mask holds those it requests; the others hit). 0 for every other request, and for
     // loads that bypass the L1 (ld.cg, volatile).

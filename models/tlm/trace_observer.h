@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -26,6 +28,17 @@ struct L1Lookup {
   std::uint64_t line = 0;       // 128 B line address (virtual)
   std::uint8_t mask = 0;        // sectors the warp wanted
   bool merged = false;          // some sectors waited for a pending miss
+};
+
+// A CTA barrier released (elastic trace capture): every warp that arrived, with its arrival
+// cycle; the last to arrive released it (at its arrival). `seq` numbers the SM's releases
+// (GpuExtension::barrier_seq names the last one a warp passed before an access).
+struct BarrierRelease {
+  std::uint64_t cycle = 0;
+  std::uint64_t kernel_id = 0;
+  std::uint64_t cta = 0;  // linear CTA index
+  std::uint64_t seq = 0;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> arrivals;  // (warp slot, arrival cycle)
 };
 
 // A unified-memory operation of the host side (elastic trace capture replays them): the
@@ -72,6 +85,9 @@ class TraceObserver {
   // from the SystemC thread, at or before the end of the lookup's kernel.
   virtual bool wants_l1_lookups() const { return false; }
   virtual void l1_lookup(std::uint32_t /*sm*/, const L1Lookup& /*lookup*/) {}
+  // Barrier releases, to an observer that wants L1 lookups (the capture), the same way: before
+  // any access of a released warp is sent.
+  virtual void barrier_release(std::uint32_t /*sm*/, const BarrierRelease& /*release*/) {}
   // The shared-memory capacity an SM is configured with for a kernel (its carve-out of the
   // unified L1/shared storage; the L1 gets the rest), when the CTA scheduler admits the kernel.
   virtual void kernel_shared_capacity(std::uint64_t /*kernel_id*/, std::uint64_t /*bytes*/) {}

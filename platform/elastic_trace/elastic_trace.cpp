@@ -108,8 +108,7 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
           put_var(out, r.mshr_gap);
         }
         if (r.barrier) {
-          put_var(out, r.barrier_warp == kNone ? 0 : (uint64_t{r.barrier_warp} + 1) << 1 | (r.barrier_on_response ? 1 : 0));
-          if (r.barrier_warp != kNone) put_var(out, r.barrier_request);
+          put_var(out, r.barrier_index);
           put_var(out, r.barrier_gap);
         }
       }
@@ -123,6 +122,19 @@ void encode_kernel(std::string& out, const KernelTrace& k) {
         put_var(out, zigzag(static_cast<int64_t>(h.address - address)));
         address = h.address;
         out.push_back(static_cast<char>(h.mask | (h.merged ? kHitMerged : 0)));
+      }
+    }
+    put_var(out, cta.barriers.size());
+    for (const BarrierTrace& b : cta.barriers) {
+      put_var(out, b.arrivals.size());
+      for (const BarrierArrival& a : b.arrivals) {
+        // Anchor: 0 the CTA's start; else (barrier + 1) * 4 + 2, or (warp + 1) * 4 + 1 for a
+        // response or + 0 for a request, followed by the request.
+        put_var(out, a.barrier != kNone ? (uint64_t{a.barrier} + 1) << 2 | 2
+                     : a.warp != kNone  ? (uint64_t{a.warp} + 1) << 2 | (a.on_response ? 1 : 0)
+                                        : 0);
+        if (a.barrier == kNone && a.warp != kNone) put_var(out, a.request);
+        put_var(out, a.gap);
       }
     }
   }
@@ -260,13 +272,7 @@ KernelTrace decode_kernel(Reader& in) {
           r.mshr_gap = in.var32("MSHR gap");
         }
         if (r.barrier) {
-          const uint64_t anchor = in.var("barrier dependency");
-          if (anchor != 0) {
-            if ((anchor >> 1) > 0xffffffffu) in.fail("a barrier dependency on a warp out of range");
-            r.barrier_warp = static_cast<uint32_t>((anchor >> 1) - 1);
-            r.barrier_on_response = (anchor & 1) != 0;
-            r.barrier_request = in.var32("barrier request");
-          }
+          r.barrier_index = in.var32("barrier dependency");
           r.barrier_gap = in.var32("barrier gap");
         }
       }
@@ -287,13 +293,42 @@ KernelTrace decode_kernel(Reader& in) {
         h.merged = (bits & kHitMerged) != 0;
       }
     }
-    // A barrier dependency names a request of a warp of the same CTA issued earlier (so a replay
-    // cannot wait for something that waits for it).
+    cta.barriers.resize(in.count("barriers", 1));
+    for (size_t bi = 0; bi < cta.barriers.size(); ++bi) {
+      BarrierTrace& b = cta.barriers[bi];
+      b.arrivals.resize(in.count("barrier arrivals", 2));
+      for (BarrierArrival& a : b.arrivals) {
+        const uint64_t anchor = in.var("barrier arrival");
+        if ((anchor & 3) == 2) {
+          if ((anchor >> 2) > bi) in.fail("a barrier arrival after a barrier that is not earlier");
+          a.barrier = static_cast<uint32_t>((anchor >> 2) - 1);
+        } else if ((anchor & 3) == 3 || (anchor != 0 && (anchor >> 2) == 0)) {
+          in.fail("malformed barrier arrival " + std::to_string(anchor));
+        } else if (anchor != 0) {
+          if ((anchor >> 2) > cta.warps.size()) in.fail("a barrier arrival of a warp out of range");
+          a.warp = static_cast<uint32_t>((anchor >> 2) - 1);
+          a.on_response = (anchor & 1) != 0;
+          a.request = in.var32("barrier arrival request");
+          if (a.request >= cta.warps[a.warp].requests.size()) in.fail("a barrier arrival after a request its warp lacks");
+        }
+        a.gap = in.var32("barrier arrival gap");
+      }
+    }
+    // A barrier dependency names a barrier of the CTA whose arrivals (and those of the earlier
+    // barriers they count from) come after requests issued earlier than the request that waits,
+    // so a replay cannot wait for something that waits for it. latest[b]: 1 + the latest capture
+    // order barrier b's release depends on (0: none).
+    std::vector<uint64_t> latest(cta.barriers.size(), 0);
+    for (size_t b = 0; b < cta.barriers.size(); ++b) {
+      for (const BarrierArrival& a : cta.barriers[b].arrivals) {
+        if (a.barrier != kNone) latest[b] = std::max(latest[b], latest[a.barrier]);
+        if (a.barrier == kNone && a.warp != kNone) latest[b] = std::max(latest[b], std::min(cta.warps[a.warp].requests[a.request].order, ~uint64_t{0} - 1) + 1);
+      }
+    }
     for (const WarpTrace& w : cta.warps) {
       for (const Request& r : w.requests) {
-        if (!r.barrier || r.barrier_warp == kNone) continue;
-        if (r.barrier_warp >= cta.warps.size() || r.barrier_request >= cta.warps[r.barrier_warp].requests.size() ||
-            cta.warps[r.barrier_warp].requests[r.barrier_request].order >= r.order) {
+        if (!r.barrier) continue;
+        if (r.barrier_index >= cta.barriers.size() || latest[r.barrier_index] > r.order) {
           in.fail("a barrier dependency on a request that is not an earlier one of its CTA (kernel " +
                   std::to_string(k.id) + ", CTA " + std::to_string(cta.cta) + ")");
         }
@@ -602,9 +637,9 @@ void interleave_l1_hits(Trace& trace, uint32_t captured_hit_latency) {
           out.requests.push_back(r);
         }
       }
-      for (WarpTrace& w : rebuilt) {
-        for (Request& r : w.requests) {
-          if (r.barrier && r.barrier_warp != kNone) r.barrier_request = moved[r.barrier_warp][r.barrier_request];
+      for (BarrierTrace& b : cta.barriers) {
+        for (BarrierArrival& a : b.arrivals) {
+          if (a.warp != kNone) a.request = moved[a.warp][a.request];
         }
       }
       cta.warps = std::move(rebuilt);
@@ -617,6 +652,7 @@ TraceTotals totals(const Trace& trace) {
   for (const KernelTrace& k : trace.kernels) {
     t.ctas += k.ctas.size();
     t.uvm_operations += k.uvm.size();
+    for (const CtaTrace& cta : k.ctas) t.barriers += cta.barriers.size();
     for (const CtaTrace& cta : k.ctas) {
       t.warps += cta.warps.size();
       for (const WarpTrace& w : cta.warps) {

@@ -66,16 +66,11 @@ struct Request {
   uint32_t mshr_wait = 0;
   uint32_t mshr_after = 0;
   uint32_t mshr_gap = 0;
-  // Its warp waited at a barrier since its previous request (barrier != false): `gap` leaves the
-  // waits out, and the request is ready no sooner than barrier_gap cycles after the event of the
-  // warp whose arrival released the last of those barriers that came last before the release:
-  // the response to (barrier_on_response) or the readiness of request barrier_request of warp
-  // barrier_warp of the same CTA, or the CTA's start (barrier_warp == kNone: that warp had
-  // neither before the release). That request precedes this one in `order`.
+  // Its warp passed a barrier since its previous request (barrier != false): `gap` leaves the
+  // waits out, and the request is ready no sooner than barrier_gap cycles after the release of
+  // the last of those barriers, CtaTrace::barriers[barrier_index] (when its last warp arrives).
   bool barrier = false;
-  bool barrier_on_response = false;
-  uint32_t barrier_warp = kNone;
-  uint32_t barrier_request = 0;
+  uint32_t barrier_index = 0;
   uint32_t barrier_gap = 0;
   // A load that looked up the L1 and missed: the sectors its warp wanted (sector_mask are those
   // it requested; the rest hit). 0 for other kinds and for loads that bypassed the L1.
@@ -111,6 +106,23 @@ struct WarpTrace {
   std::vector<L1Hit> l1_hits;  // in lookup order
 };
 
+// A warp's arrival at a barrier: `gap` core cycles after its last event before it — the
+// release of an earlier barrier of the CTA it passed (`barrier`), the response to (on_response)
+// or the readiness of request `request` of its warp `warp` — or after the CTA's start (neither).
+struct BarrierArrival {
+  uint32_t barrier = kNone;
+  uint32_t warp = kNone;
+  uint32_t request = 0;
+  bool on_response = false;
+  uint32_t gap = 0;
+};
+
+// A barrier of a CTA (one release): the warps that had to arrive. It releases when the last of
+// them arrives, whichever that is on replay.
+struct BarrierTrace {
+  std::vector<BarrierArrival> arrivals;
+};
+
 struct CtaTrace {
   uint64_t cta = 0;         // linear CTA index in its grid
   uint32_t sm = 0;          // SM it ran on at capture
@@ -123,6 +135,7 @@ struct CtaTrace {
   uint64_t begin_cycle = 0;  // captured, after the kernel began
   uint64_t end_cycle = 0;
   std::vector<WarpTrace> warps;
+  std::vector<BarrierTrace> barriers;  // in release order
 };
 
 struct CopyWrite {  // a launch's copy-engine write (parameters, code) through the crossbar
@@ -214,7 +227,7 @@ void interleave_l1_hits(Trace& trace, uint32_t captured_hit_latency);
 // Counts over a trace (for inspect and the replay's report).
 struct TraceTotals {
   uint64_t ctas = 0, warps = 0, requests = 0, loads = 0, stores = 0, atomics = 0, other = 0, deps = 0;
-  uint64_t mshr_deps = 0, barrier_deps = 0;
+  uint64_t mshr_deps = 0, barrier_deps = 0, barriers = 0;
   uint64_t l1_hits = 0, l1_merges = 0;  // lookups without a request of their own
   uint64_t uvm_operations = 0;
 };

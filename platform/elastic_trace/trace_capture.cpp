@@ -20,6 +20,7 @@ TraceCapture::TraceCapture(const std::string& dir, const CaptureHeader& header, 
   warp_cache_.resize(header.sm_count);
   last_end_.resize(header.sm_count);
   answered_.assign(header.sm_count, std::vector<Answered>(kAnsweredRing));
+  released_.assign(header.sm_count, std::vector<Released>(kAnsweredRing));
 }
 
 TraceCapture::~TraceCapture() = default;
@@ -203,9 +204,8 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   std::sort(warp.deps.begin() + r.dep_first, warp.deps.end());
   const uint64_t gap_start = any ? latest : wb.last_issue;
   r.gap = gap_of(ready, gap_start);
-  if (ext->barrier_released_by != GpuExtension::kNone && ext->barrier_released_by != ext->warp_id &&
-      !r.after_cta_end && ext->barrier_release <= ready) {
-    barrier_dependency(*ext, *k, cta_index, warp_index, r, ready, gap_start);
+  if (ext->barrier_seq != 0 && !r.after_cta_end && ext->barrier_release <= ready) {
+    barrier_dependency(*ext, *k, cta_index, r, ready, gap_start);
   }
   if (ext->mshr_wait != 0 && ext->mshr_unblocked_by != 0) {
     const Answered& freed = answered_[ext->sm_id][ext->mshr_unblocked_by % kAnsweredRing];
@@ -224,8 +224,10 @@ void TraceCapture::request(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   ++requests_;
 }
 
-void TraceCapture::barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, uint32_t self,
-                                      Request& r, uint64_t ready, uint64_t gap_start) {
+void TraceCapture::barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, Request& r,
+                                      uint64_t ready, uint64_t gap_start) {
+  const Released& released = released_[ext.sm_id][ext.barrier_seq % kAnsweredRing];
+  if (released.seq != ext.barrier_seq || released.serial != k.serial || released.cta_index != cta_index) return;
   // The barrier waits inside the gap come out of it: the last barrier's as far as it overlaps
   // the gap, the earlier ones' whole when the gap began before the last arrival.
   const uint64_t last_wait = ext.barrier_release - std::min(ext.barrier_release, ext.barrier_arrived);
@@ -235,35 +237,72 @@ void TraceCapture::barrier_dependency(const GpuExtension& ext, KernelBuild& k, u
   if (gap_start <= ext.barrier_arrived) waited += ext.barrier_wait - std::min<uint64_t>(ext.barrier_wait, last_wait);
   r.gap -= static_cast<uint32_t>(std::min<uint64_t>(r.gap, waited));
   r.barrier = true;
-  // The releasing warp's last event before the release: its latest response or request then.
+  r.barrier_index = released.barrier;
+  r.barrier_gap = gap_of(ready, released.cycle);
+}
+
+BarrierArrival TraceCapture::arrival(const KernelBuild& k, uint32_t cta_index, uint32_t warp_index,
+                                     uint64_t cycle) const {
+  BarrierArrival a;
   uint64_t anchor = k.builds[cta_index].begin;
-  const WarpCache& releaser = warp_cache_[ext.sm_id][ext.barrier_released_by];
-  if (releaser.serial == k.serial && releaser.cta == ext.cta_id && releaser.warp_index != self) {
-    const WarpTrace& w = k.trace.ctas[cta_index].warps[releaser.warp_index];
-    const WarpBuild& wb = k.builds[cta_index].warps[releaser.warp_index];
-    const uint64_t release = ext.barrier_release - std::min(ext.barrier_release, k.begin_cycle);
-    const auto after = std::upper_bound(w.requests.begin(), w.requests.end(), release,
-                                        [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
-    if (after != w.requests.begin()) {
-      r.barrier_warp = releaser.warp_index;
-      r.barrier_request = static_cast<uint32_t>(after - w.requests.begin() - 1);
-      r.barrier_on_response = false;
-      anchor = k.begin_cycle + std::prev(after)->issue_cycle;
-    }
-    const uint32_t n = std::min(wb.recent_count, WarpBuild::kRecent);
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto& [cycle, request] = wb.recent[(wb.recent_count - 1 - i) % WarpBuild::kRecent];
-      if (cycle > ext.barrier_release) continue;
-      if (cycle > anchor || r.barrier_warp == kNone) {
-        r.barrier_warp = releaser.warp_index;
-        r.barrier_request = request;
-        r.barrier_on_response = true;
-        anchor = cycle;
-      }
-      break;
-    }
+  const WarpTrace& w = k.trace.ctas[cta_index].warps[warp_index];
+  const WarpBuild& wb = k.builds[cta_index].warps[warp_index];
+  const uint64_t at = cycle - std::min(cycle, k.begin_cycle);
+  const auto after = std::upper_bound(w.requests.begin(), w.requests.end(), at,
+                                      [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
+  if (after != w.requests.begin()) {
+    a.warp = warp_index;
+    a.request = static_cast<uint32_t>(after - w.requests.begin() - 1);
+    anchor = k.begin_cycle + std::prev(after)->issue_cycle;
   }
-  r.barrier_gap = gap_of(ready, anchor);
+  const uint32_t n = std::min(wb.recent_count, WarpBuild::kRecent);
+  for (uint32_t i = 0; i < n; ++i) {  // its latest response by then, if later
+    const auto& [at_cycle, request] = wb.recent[(wb.recent_count - 1 - i) % WarpBuild::kRecent];
+    if (at_cycle > cycle) continue;
+    if (at_cycle > anchor || a.warp == kNone) {
+      a.warp = warp_index;
+      a.request = request;
+      a.on_response = true;
+      anchor = at_cycle;
+    }
+    break;
+  }
+  if (wb.barrier != kNone && wb.barrier_release <= cycle && wb.barrier_release >= anchor) {
+    a.barrier = wb.barrier;  // its wait at that barrier is not part of this arrival's gap
+    a.warp = kNone;
+    a.on_response = false;
+    anchor = wb.barrier_release;
+  }
+  a.gap = gap_of(cycle, anchor);
+  return a;
+}
+
+void TraceCapture::barrier_release(uint32_t sm, const BarrierRelease& release) {
+  if (inner_ != nullptr && inner_->wants_l1_lookups()) inner_->barrier_release(sm, release);
+  if (finished_ || sm >= warp_cache_.size()) return;
+  KernelBuild* k = nullptr;
+  uint32_t cta_index = 0;
+  BarrierTrace barrier;
+  std::vector<uint32_t> warps;
+  for (const auto& [slot, cycle] : release.arrivals) {
+    uint32_t c = 0, warp_index = 0;
+    KernelBuild* kb = warp_of(sm, slot, release.kernel_id, release.cta, c, warp_index);
+    if (kb == nullptr) return;
+    k = kb;
+    cta_index = c;
+    barrier.arrivals.push_back(arrival(*kb, c, warp_index, cycle));
+    warps.push_back(warp_index);
+  }
+  if (k == nullptr) return;
+  std::vector<BarrierTrace>& barriers = k->trace.ctas[cta_index].barriers;
+  const auto index = static_cast<uint32_t>(barriers.size());
+  released_[sm][release.seq % kAnsweredRing] = Released{release.seq, k->serial, cta_index, index, release.cycle};
+  barriers.push_back(std::move(barrier));
+  for (uint32_t w : warps) {
+    WarpBuild& wb = k->builds[cta_index].warps[w];
+    wb.barrier = index;
+    wb.barrier_release = release.cycle;
+  }
 }
 
 void TraceCapture::response(tlm::tlm_generic_payload& gp, uint64_t cycle) {

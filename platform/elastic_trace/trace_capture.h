@@ -65,6 +65,7 @@ class TraceCapture final : public TraceObserver {
   void l1_lookup(uint32_t sm, const L1Lookup& lookup) override;
   void kernel_shared_capacity(uint64_t kernel_id, uint64_t bytes) override;
   void uvm_operation(const UvmOperation& operation, const sc_core::sc_time& at) override;
+  void barrier_release(uint32_t sm, const BarrierRelease& release) override;
 
  private:
   enum class LinkRole : uint8_t { kUnused, kSm, kCopy };
@@ -82,6 +83,8 @@ class TraceCapture final : public TraceObserver {
     std::array<std::pair<uint64_t, uint32_t>, kRecent> recent{};
     uint32_t recent_count = 0;
     std::vector<std::pair<uint64_t, L1Hit>> hits;  // (absolute lookup cycle, hit): placed at the kernel's end
+    uint32_t barrier = kNone;     // the last barrier of its CTA it passed, and when that released
+    uint64_t barrier_release = 0;
   };
   struct CtaBuild {
     uint64_t begin = 0;  // absolute core cycle
@@ -118,6 +121,15 @@ class TraceCapture final : public TraceObserver {
     uint32_t count = 0;  // Request::mshr_after
     uint64_t cycle = 0;
   };
+  // The last barrier releases per SM, by BarrierRelease::seq modulo the ring's size: a request
+  // past a barrier finds its record.
+  struct Released {
+    uint64_t seq = 0;
+    uint64_t serial = ~uint64_t{0};
+    uint32_t cta_index = 0;
+    uint32_t barrier = 0;
+    uint64_t cycle = 0;
+  };
   struct LastEnd {
     uint64_t serial = ~uint64_t{0};
     uint32_t cta_index = 0;
@@ -136,9 +148,12 @@ class TraceCapture final : public TraceObserver {
   KernelBuild* kernel_by_serial(uint64_t serial);
   void request(tlm::tlm_generic_payload& gp, uint64_t cycle);
   // The barrier dependency of request `r` (ready at `ready`, its gap counted from `gap_start`)
-  // of warp `self` of CTA `cta_index`, from the SM's stamp.
-  void barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, uint32_t self, Request& r,
-                          uint64_t ready, uint64_t gap_start);
+  // of CTA `cta_index`, from the SM's stamp.
+  void barrier_dependency(const GpuExtension& ext, KernelBuild& k, uint32_t cta_index, Request& r, uint64_t ready,
+                          uint64_t gap_start);
+  // Warp `warp_index` of CTA `cta_index` arrived at a barrier at `cycle`: its arrival, anchored
+  // to its last response or request by then (the CTA's start if it had neither).
+  BarrierArrival arrival(const KernelBuild& k, uint32_t cta_index, uint32_t warp_index, uint64_t cycle) const;
   void response(tlm::tlm_generic_payload& gp, uint64_t cycle);
 
   uint64_t core_clock_hz_;
@@ -154,6 +169,7 @@ class TraceCapture final : public TraceObserver {
   std::vector<std::pair<uint64_t, uint64_t>> shared_capacity_;  // (kernel id, bytes) told before its begin
   std::vector<std::pair<UvmOperation, uint64_t>> uvm_pending_;  // (operation, ps) for the next kernel
   std::vector<std::vector<Answered>> answered_;     // [sm][seq % kAnsweredRing]
+  std::vector<std::vector<Released>> released_;     // [sm][seq % kAnsweredRing]
   std::unordered_map<const tlm::tlm_generic_payload*, OpenRequest> open_;  // requests awaiting a response
   uint64_t order_ = 0;
   uint64_t requests_ = 0;

@@ -30,10 +30,10 @@ std::string trace_summary(const Trace& trace, uint64_t file_bytes) {
   const TraceTotals t = totals(trace);
   out += format("%zu kernel(s), %" PRIu64 " CTAs, %" PRIu64 " warps, %" PRIu64 " requests (%" PRIu64 " loads, %" PRIu64
                 " stores, %" PRIu64 " atomics/reductions, %" PRIu64 " instruction/constant fills and other), %" PRIu64
-                " dependencies, %" PRIu64 " on freed MSHRs, %" PRIu64 " on barriers; %" PRIu64 " L1 hits and %" PRIu64
+                " dependencies, %" PRIu64 " on freed MSHRs, %" PRIu64 " on barriers (%" PRIu64 " barrier releases); %" PRIu64 " L1 hits and %" PRIu64
                 " L1 merges without a request; %" PRIu64 " bytes on disk (%.2f B per request)\n",
                 trace.kernels.size(), t.ctas, t.warps, t.requests, t.loads, t.stores, t.atomics, t.other, t.deps,
-                t.mshr_deps, t.barrier_deps, t.l1_hits, t.l1_merges, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
+                t.mshr_deps, t.barrier_deps, t.barriers, t.l1_hits, t.l1_merges, file_bytes, t.requests != 0 ? static_cast<double>(file_bytes) / static_cast<double>(t.requests) : 0.0);
   if (h.far_faults != 0 || t.uvm_operations != 0) {
     out += format("unified memory: %" PRIu64 " host operations (allocations, prefetches, host accesses, advice) and %" PRIu64
                   " far faults during the capture; a replay performs the operations and redoes the faults\n",
@@ -80,6 +80,14 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
                     cta.begin_after == kNone ? "the kernel's begin"
                                              : ("cta " + std::to_string(k.ctas[cta.begin_after].cta) + " ended").c_str(),
                     cta.end_gap);
+      for (size_t b = 0; b < cta.barriers.size(); ++b) {
+        std::string arrivals;
+        for (const BarrierArrival& a : cta.barriers[b].arrivals) {
+          arrivals += a.warp == kNone ? format(" start+%u", a.gap)
+                                      : format(" w%u.%s%u+%u", a.warp, a.on_response ? "resp" : "req", a.request, a.gap);
+        }
+        out += format("    barrier %zu: %zu arrivals:%s\n", b, cta.barriers[b].arrivals.size(), arrivals.c_str());
+      }
       for (const WarpTrace& w : cta.warps) {
         out += format("    warp slot %u: %zu requests, %zu L1 hits/merges\n", w.slot, w.requests.size(), w.l1_hits.size());
         size_t next_hit = 0;
@@ -101,10 +109,12 @@ std::string trace_records(const Trace& trace, uint32_t kernel, uint64_t limit) {
               r.mshr_after == 0 ? std::string()
                                 : format(", MSHR wait %u: %u after the SM's MSHR-freeing response %u", r.mshr_wait,
                                          r.mshr_gap, r.mshr_after);
-          out += format("      %4zu cycle %-8" PRIu64 " %-16s %-5s 0x%" PRIx64 " len %u sectors 0x%x gap %u %s%s%s%s\n",
+          const std::string barrier =
+              r.barrier ? format(", %u after barrier %u's release", r.barrier_gap, r.barrier_index) : std::string();
+          out += format("      %4zu cycle %-8" PRIu64 " %-16s %-5s 0x%" PRIx64 " len %u sectors 0x%x gap %u %s%s%s%s%s\n",
                         i, r.issue_cycle, to_string(r.kind), r.write ? "write" : "read", r.address, r.length,
                         r.sector_mask, r.gap, r.dep_count ? "after responses of " : "after previous",
-                        deps.c_str(), mshr.c_str(), r.holds_cta_end ? " holds-cta-end" : "");
+                        deps.c_str(), mshr.c_str(), barrier.c_str(), r.holds_cta_end ? " holds-cta-end" : "");
         }
         show_hits(w.requests.size());
       }

@@ -187,9 +187,9 @@ TEST(CaptureReplay, MshrWaitsShrinkWithAFasterMemoryLikeTheDetailedModel) {
 }
 
 // The tiled gemm's warps meet at barriers, where each waits for the last warp of its CTA, whose
-// loads were the last to come back. Recorded as dependencies on that warp's response, the waits
+// loads were the last to come back. Recorded as barriers with every warp's arrival, the waits
 // stretch with a 2x slower HBM on replay as in the detailed model (measured: 11480 -> 11794
-// detailed, 11765 replayed).
+// detailed, 11756 replayed).
 TEST(CaptureReplay, BarrierWaitsStretchWithASlowerMemoryLikeTheDetailedModel) {
   expect_replay_follows("workload_gemm", "barrier", {}, "memory.hbm.clock=438.5MHz", "on barriers", true);
 }

@@ -100,14 +100,12 @@ KernelTrace sample_kernel(uint64_t id) {
             r.mshr_gap = 9;
           }
         }
-        if (i == 2 && w == 1) {  // past a barrier released by warp 0, after its second response
+        if (i == 2 && w == 1) {  // past barrier 1, 31 cycles after its release
           r.barrier = true;
-          r.barrier_warp = 0;
-          r.barrier_request = 1;
-          r.barrier_on_response = true;
+          r.barrier_index = 1;
           r.barrier_gap = 31;
         }
-        if (i == 1 && w == 0) {  // past a barrier warp 1 released before it had any request
+        if (i == 1 && w == 0) {  // past barrier 0
           r.barrier = true;
           r.barrier_gap = 17;
         }
@@ -121,6 +119,13 @@ KernelTrace sample_kernel(uint64_t id) {
       warp.l1_hits.push_back(L1Hit{4, 9, 0x1000'0100, 0x8, false});
       cta.warps.push_back(warp);
     }
+    // Barrier 0: warp 1 arrived before it had any request, warp 0 after its first; barrier 1:
+    // warp 0 after its second response, warp 1 after its second request, a third warp (without
+    // requests) after barrier 0's release.
+    cta.barriers.resize(2);
+    cta.barriers[0].arrivals = {BarrierArrival{kNone, kNone, 0, false, 15}, BarrierArrival{kNone, 0, 0, false, 3}};
+    cta.barriers[1].arrivals = {BarrierArrival{kNone, 0, 1, true, 5}, BarrierArrival{kNone, 1, 1, false, 2},
+                                BarrierArrival{0, kNone, 0, false, 7}};  // (the last 7 after barrier 0's release)
     k.ctas.push_back(cta);
   }
   return k;
@@ -181,6 +186,19 @@ TEST(ElasticTrace, RoundTripsEveryField) {
       EXPECT_EQ(a.end_gap, b.end_gap);
       EXPECT_EQ(a.begin_cycle, b.begin_cycle);
       EXPECT_EQ(a.end_cycle, b.end_cycle);
+      ASSERT_EQ(a.barriers.size(), b.barriers.size());
+      for (size_t i = 0; i < b.barriers.size(); ++i) {
+        ASSERT_EQ(a.barriers[i].arrivals.size(), b.barriers[i].arrivals.size());
+        for (size_t j = 0; j < b.barriers[i].arrivals.size(); ++j) {
+          const BarrierArrival& x = a.barriers[i].arrivals[j];
+          const BarrierArrival& y = b.barriers[i].arrivals[j];
+          EXPECT_EQ(x.barrier, y.barrier);
+          EXPECT_EQ(x.warp, y.warp);
+          EXPECT_EQ(x.request, y.request);
+          EXPECT_EQ(x.on_response, y.on_response);
+          EXPECT_EQ(x.gap, y.gap);
+        }
+      }
       ASSERT_EQ(a.warps.size(), b.warps.size());
       for (size_t w = 0; w < b.warps.size(); ++w) {
         EXPECT_EQ(a.warps[w].slot, b.warps[w].slot);
@@ -214,9 +232,7 @@ TEST(ElasticTrace, RoundTripsEveryField) {
           EXPECT_EQ(x.mshr_after, y.mshr_after);
           EXPECT_EQ(x.mshr_gap, y.mshr_gap);
           EXPECT_EQ(x.barrier, y.barrier);
-          EXPECT_EQ(x.barrier_warp, y.barrier_warp);
-          EXPECT_EQ(x.barrier_request, y.barrier_request);
-          EXPECT_EQ(x.barrier_on_response, y.barrier_on_response);
+          EXPECT_EQ(x.barrier_index, y.barrier_index);
           EXPECT_EQ(x.barrier_gap, y.barrier_gap);
           EXPECT_EQ(x.l1_access, y.l1_access);
         }
@@ -230,6 +246,7 @@ TEST(ElasticTrace, RoundTripsEveryField) {
   EXPECT_EQ(totals_seen.deps, 24u);
   EXPECT_EQ(totals_seen.mshr_deps, 6u);
   EXPECT_EQ(totals_seen.barrier_deps, 12u);
+  EXPECT_EQ(totals_seen.barriers, 12u);
   EXPECT_EQ(totals_seen.l1_hits, 36u);
   EXPECT_EQ(totals_seen.l1_merges, 12u);
   const std::string summary = trace_summary(t, 1000);
@@ -269,36 +286,45 @@ TEST(ElasticTrace, RejectsAnMshrDependencyOnResponsesThatCannotCome) {
   EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(3).mshr_after, 6u);
 }
 
-// A barrier dependency names an earlier request of a warp of the same CTA: one on a later
-// request (or on a request or warp that does not exist) could leave a replay waiting forever.
+// A barrier's arrivals come after earlier requests of warps of the same CTA than the request
+// that waits for it: one after a later request (or a request or warp that does not exist), or a
+// dependency on a barrier the CTA lacks, could leave a replay waiting forever.
 TEST(ElasticTrace, RejectsABarrierDependencyOnALaterRequest) {
   const std::string dir = temp_dir("barrier");
-  // Warp 1's request 2 (order 112) depends on warp 0's request 1 (order 101) in the sample.
+  // Warp 1's request 2 (order 112) waits for barrier 1, whose second arrival follows warp 1's request 1.
   const std::vector<std::pair<uint32_t, uint32_t>> bad = {{1, 2}, {1, 3}, {0, 4}, {2, 0}};  // (warp, request)
   for (const auto& [warp, request] : bad) {
     {
       TraceWriter writer(dir, sample_header());
       KernelTrace k = sample_kernel(1);
-      k.ctas[1].warps[1].requests[2].barrier_warp = warp;
-      k.ctas[1].warps[1].requests[2].barrier_request = request;
+      k.ctas[1].barriers[1].arrivals[1].warp = warp;
+      k.ctas[1].barriers[1].arrivals[1].request = request;
       writer.add_kernel(k);
       writer.close(0);
     }
     try {
       read_trace(dir);
-      FAIL() << "a barrier dependency on warp " << warp << " request " << request << " was accepted";
+      FAIL() << "a barrier arrival after warp " << warp << " request " << request << " was accepted";
     } catch (const TraceFormatError& e) {
-      EXPECT_NE(std::string(e.what()).find("barrier dependency"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("barrier"), std::string::npos) << e.what();
     }
   }
   {
     TraceWriter writer(dir, sample_header());
     KernelTrace k = sample_kernel(1);
-    k.ctas[1].warps[1].requests[2].barrier_request = 2;  // warp 0's request 2 (order 102): earlier, accepted
+    k.ctas[1].warps[1].requests[2].barrier_index = 2;  // no such barrier
     writer.add_kernel(k);
     writer.close(0);
   }
-  EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).warps.at(1).requests.at(2).barrier_request, 2u);
+  EXPECT_THROW(read_trace(dir), TraceFormatError);
+  {
+    TraceWriter writer(dir, sample_header());
+    KernelTrace k = sample_kernel(1);
+    k.ctas[1].barriers[1].arrivals[1].request = 0;  // warp 1's request 0 (order 110): earlier, accepted
+    writer.add_kernel(k);
+    writer.close(0);
+  }
+  EXPECT_EQ(read_trace(dir).kernels.at(0).ctas.at(1).barriers.at(1).arrivals.at(1).request, 0u);
 }
 
 // An L1 hit sits among its warp's requests: one placed after more requests than the warp has,
@@ -372,12 +398,12 @@ TEST(ElasticTrace, InterleavesL1HitsAsRequestsInTheirPlace) {
   w0.l1_hits.push_back(L1Hit{1, 60, 0x5000, 0x1, true});    // 170: a merge
   w0.l1_hits.push_back(L1Hit{2, 50, 0x6000, 0xf, false});   // 250: back at 278, after c was ready
   WarpTrace w1;
-  Request d = a;  // past a barrier that warp 0 released with its request c
+  Request d = a;  // past a barrier that warp 0 arrived at after its request c
   d.issue_cycle = 300;
   d.order = 6;
   d.barrier = true;
-  d.barrier_warp = 0;
-  d.barrier_request = 2;
+  cta.barriers.resize(1);
+  cta.barriers[0].arrivals = {BarrierArrival{kNone, 0, 2, false, 10}};
   w1.requests = {d};
   cta.warps = {w0, w1};
   k.ctas = {cta};
@@ -400,7 +426,7 @@ TEST(ElasticTrace, InterleavesL1HitsAsRequestsInTheirPlace) {
   EXPECT_EQ(w.deps[w.requests[5].dep_first], 3u);
   EXPECT_EQ(w.requests[5].gap, 40u);
   for (size_t i = 1; i < w.requests.size(); ++i) EXPECT_LT(w.requests[i - 1].order, w.requests[i].order) << i;
-  EXPECT_EQ(t.kernels[0].ctas[0].warps[1].requests[0].barrier_request, 5u);
+  EXPECT_EQ(t.kernels[0].ctas[0].barriers[0].arrivals[0].request, 5u);
 }
 
 TEST(ElasticTrace, MarksLinesNoRequestWritesAsShared) {

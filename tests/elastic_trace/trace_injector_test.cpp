@@ -171,10 +171,11 @@ TEST(TraceInjector, AHeldBackRequestWaitsForTheResponseThatFreesAnMshr) {
   EXPECT_EQ(replay(mshr_cta(), sc_time(100, SC_NS), 0, false).issue_cycles, (std::vector<uint64_t>{10, 32}));
 }
 
-// Warp 1 passed a barrier that warp 0 released 6 cycles after its load's response; its next
-// load was ready 2 cycles after its previous one, not counting the wait. It leaves 6 cycles after
-// warp 0's response as replayed, whatever the memory's latency; a barrier that warp 0 released
-// before it had any request holds warp 1's third load until 40 cycles after the CTA's start.
+// Warp 1 passed a barrier that warp 0 arrived at last, 6 cycles after its load's response; its
+// next load was ready 2 cycles after its previous one, not counting the wait. It leaves at the
+// release as replayed (6 cycles after warp 0's response), whatever the memory's latency; a
+// barrier whose only arrival was 40 cycles after the CTA's start holds warp 1's third load
+// until then.
 elastic::CtaTrace barrier_cta() {
   elastic::CtaTrace cta;
   cta.cta = 2;
@@ -185,22 +186,33 @@ elastic::CtaTrace barrier_cta() {
   w1.requests.push_back(req(0x2000, AccessKind::Load, 1, {}, w1, 2, true));
   elastic::Request after = req(0x3000, AccessKind::Load, 2, {}, w1, 3, true);
   after.barrier = true;
-  after.barrier_warp = 0;
-  after.barrier_request = 0;
-  after.barrier_on_response = true;
-  after.barrier_gap = 6;
+  after.barrier_index = 0;
   w1.requests.push_back(after);
   elastic::Request early = req(0x4000, AccessKind::Load, 1, {}, w1, 4, true);
   early.barrier = true;
-  early.barrier_gap = 40;
+  early.barrier_index = 1;
   w1.requests.push_back(early);
   cta.warps = {w0, w1};
+  // Barrier 0: warp 0 arrives 6 cycles after its load's response, warp 1 one cycle after its
+  // first load; barrier 1: its only arrival 40 cycles after the CTA's start.
+  cta.barriers.resize(2);
+  cta.barriers[0].arrivals = {elastic::BarrierArrival{elastic::kNone, 0, 0, true, 6}, elastic::BarrierArrival{elastic::kNone, 1, 0, false, 1}};
+  cta.barriers[1].arrivals = {elastic::BarrierArrival{elastic::kNone, elastic::kNone, 0, false, 40}};
   return cta;
 }
 
 TEST(TraceInjector, ARequestPastABarrierWaitsForTheWarpThatReleasedIt) {
   EXPECT_EQ(replay(barrier_cta(), sc_time(100, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 116, 117}));
   EXPECT_EQ(replay(barrier_cta(), sc_time(20, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 36, 50}));
+  // When warp 1 arrives last on replay (its arrival 100 cycles after its first load), it releases
+  // the barrier: the anchor is whichever warp arrives last, not the one that did at capture.
+  elastic::CtaTrace late = barrier_cta();
+  late.barriers[0].arrivals[1].gap = 100;
+  EXPECT_EQ(replay(late, sc_time(20, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 111, 112}));
+  // An arrival may count from an earlier barrier's release: 5 cycles after barrier 0 (at 111),
+  // barrier 1 releases at 116, not at 50.
+  late.barriers[1].arrivals.push_back(elastic::BarrierArrival{0, elastic::kNone, 0, false, 5});
+  EXPECT_EQ(replay(late, sc_time(20, SC_NS), 0).issue_cycles, (std::vector<uint64_t>{10, 11, 111, 116}));
   elastic::CtaTrace plain = barrier_cta();
   plain.warps[1].requests[1].barrier = false;
   plain.warps[1].requests[2].barrier = false;

@@ -40,6 +40,7 @@ struct BarrierStamp {
   uint32_t wait = 0;
   uint64_t arrived = 0, release = 0;
   uint32_t released_by = kNone;
+  uint64_t seq = 0;  // Impl::barrier_releases at the last one's release
 };
 
 struct WarpSlot {
@@ -367,6 +368,10 @@ struct Sm::Impl {
   // once, or kept in l1_notes while windowed and told by deliver_deferred).
   TraceObserver* l1_observer = nullptr;
   std::vector<L1Lookup> l1_notes;
+  // Barrier releases (capture): noted where the barrier step runs (any host thread), told in the
+  // serial phase or, windowed, by deliver_deferred.
+  uint64_t barrier_releases = 0;
+  std::vector<BarrierRelease> barrier_notes;
   // Bit i set: mshrs[i] in use. Lets the per-line searches (lowest free, lowest mergeable, the
   // one holding a response's payload) and memory_idle() visit only busy MSHRs, in index order.
   std::vector<uint64_t> mshr_busy;
@@ -1278,6 +1283,7 @@ struct Sm::Impl {
     ext->barrier_arrived = o.barrier.arrived;
     ext->barrier_release = o.barrier.release;
     ext->barrier_released_by = o.barrier.released_by;
+    ext->barrier_seq = o.barrier.seq;
     if (o.mshr != kNone) {
       mshrs[o.mshr].gp = gp;
       mshrs[o.mshr].request_seq = ext->request_seq;
@@ -1538,6 +1544,7 @@ struct Sm::Impl {
   // Phase 2 of cycle c. Returns the next cycle at which anything can happen without an outside
   // event (c + 1 when busy; kNever when only a response or a launch can change things).
   uint64_t tick_serial(uint64_t c) {
+    if (!barrier_notes.empty() && !windowed) tell_barrier_releases(c);
     if (!defer_commit) commit_stages();
     if (t_suspended) run_subcores(c, false);
     if (!t_lsu_done) {
@@ -1628,6 +1635,8 @@ struct Sm::Impl {
       w.barrier_arrived = c;
       return;
     }
+    const uint64_t seq = ++barrier_releases;
+    if (l1_observer != nullptr) barrier_notes.push_back(BarrierRelease{c, cta.kernel_id, cta.linear, seq, {}});
     for (const uint32_t other : cta.warp_slots) {
       WarpSlot& o = warps[other];
       if (o.barrier_arrived == kNever || !cta.run->warp_ready(cta.slot, o.warp)) continue;
@@ -1636,9 +1645,22 @@ struct Sm::Impl {
       o.barrier.arrived = o.barrier_arrived;
       o.barrier.release = c;
       o.barrier.released_by = slot;
+      o.barrier.seq = seq;
+      if (l1_observer != nullptr) barrier_notes.back().arrivals.emplace_back(other, o.barrier_arrived);
       o.barrier_arrived = kNever;
     }
-    w.barrier.released_by = kNone;  // its own arrival released it: it waited for nobody
+    // Its own arrival released it: it waited for nobody (but another warp may arrive last on replay).
+    w.barrier.released_by = kNone;
+    w.barrier.arrived = w.barrier.release = c;
+    w.barrier.seq = seq;
+    if (l1_observer != nullptr) barrier_notes.back().arrivals.emplace_back(slot, c);
+  }
+
+  // Tells the observer the barrier releases noted up to cycle c (from the SystemC thread).
+  void tell_barrier_releases(uint64_t c) {
+    size_t n = 0;
+    while (n < barrier_notes.size() && barrier_notes[n].cycle <= c) l1_observer->barrier_release(owner->index(), barrier_notes[n++]);
+    barrier_notes.erase(barrier_notes.begin(), barrier_notes.begin() + static_cast<long>(n));
   }
 
   void note_l1_lookup(const L1Lookup& lookup) {
@@ -1830,6 +1852,7 @@ bool Sm::deferred_pending() const {
 void Sm::deliver_deferred(uint64_t c) {
   Impl& s = *impl_;
   if (!s.l1_notes.empty()) s.tell_l1_lookups(c);
+  if (!s.barrier_notes.empty()) s.tell_barrier_releases(c);
   s.send_deferred(c);
   size_t done = 0;
   while (done < s.deferred_ctas.size() && s.deferred_ctas[done].cycle <= c) ++done;

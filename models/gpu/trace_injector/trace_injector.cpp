@@ -35,6 +35,7 @@ struct TraceInjector::Cta {
   uint32_t issues_left = 0;   // requests that precede its end still to issue
   uint32_t holds_left = 0;    // responses it still waits for
   std::vector<uint32_t> warps;  // handles
+  std::vector<uint64_t> releases;  // per barrier of its trace: replayed release, kNever until known
 };
 
 TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, const ClockDomain& clock,
@@ -100,6 +101,7 @@ void TraceInjector::start_cta(const elastic::CtaTrace& trace, uint64_t kernel_id
   cta.issues_left = 0;
   cta.holds_left = 0;
   cta.warps.clear();
+  cta.releases.clear();
   if (kernel_id != kernel_of_) {
     kernel_of_ = kernel_id;
     mshr_freed_.clear();
@@ -157,19 +159,10 @@ void TraceInjector::evaluate(uint32_t h) {
       floor = mshr_freed_[r.mshr_after - 1] + r.mshr_gap;
     }
   }
-  if (r.barrier && !w.orphan) {  // no sooner than barrier_gap after the releasing warp's event
-    const Cta& cta = ctas_[w.cta];
-    uint64_t anchor = cta.begin;
-    if (r.barrier_warp != elastic::kNone) {
-      Warp& releaser = warps_[cta.warps[r.barrier_warp]];
-      anchor = r.barrier_on_response ? releaser.response_cycle[r.barrier_request]
-                                     : releaser.ready_cycle[r.barrier_request];
-      if (anchor == kNever) {
-        releaser.barrier_waiters.push_back(h);
-        return;
-      }
-    }
-    floor = std::max(floor, anchor + r.barrier_gap);
+  if (r.barrier && !w.orphan) {  // no sooner than barrier_gap after the barrier's last arrival
+    const uint64_t release = barrier_release(w.cta, r.barrier_index, h);
+    if (release == kNever) return;  // a warp has not got there yet
+    floor = std::max(floor, release + r.barrier_gap);
   }
   uint64_t ready;
   if (r.dep_count == 0) {
@@ -190,6 +183,27 @@ void TraceInjector::evaluate(uint32_t h) {
   ready_.push(Ready{ready, r.order, h});
   wake_at(std::max(ready, send_allowed_));
   wake_barrier_waiters(h);
+}
+
+uint64_t TraceInjector::barrier_release(uint32_t c, uint32_t index, uint32_t waiter) {
+  Cta& cta = ctas_[c];
+  if (cta.releases.size() <= index) cta.releases.resize(cta.trace->barriers.size(), kNever);
+  if (cta.releases[index] != kNever) return cta.releases[index];
+  uint64_t release = 0;
+  for (const elastic::BarrierArrival& a : cta.trace->barriers[index].arrivals) {
+    uint64_t anchor = cta.begin;
+    if (a.barrier != elastic::kNone) {
+      anchor = barrier_release(c, a.barrier, waiter);  // an earlier barrier: no cycle
+    } else if (a.warp != elastic::kNone) {
+      Warp& arriving = warps_[cta.warps[a.warp]];
+      anchor = a.on_response ? arriving.response_cycle[a.request] : arriving.ready_cycle[a.request];
+      if (anchor == kNever) arriving.barrier_waiters.push_back(waiter);
+    }
+    if (anchor == kNever) return kNever;
+    release = std::max(release, anchor + a.gap);
+  }
+  cta.releases[index] = release;
+  return release;
 }
 
 void TraceInjector::wake_barrier_waiters(uint32_t h) {

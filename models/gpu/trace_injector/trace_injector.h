@@ -13,8 +13,9 @@
 // before the warp's previous request; and a request the captured L1's MSHRs held back no sooner
 // than `mshr_gap` after the mshr_after-th response of the kernel on this injector to a request
 // holding an MSHR (whichever warp's: the MSHR it took was freed then); in task mode its gap gets
-// the captured wait back instead; and a request whose warp waited at a barrier no sooner than
-// `barrier_gap` after the replayed event (response or readiness) of the warp that released it. Ready requests of all warps go out in (ready cycle,
+// the captured wait back instead; and a request whose warp passed a barrier no sooner than
+// `barrier_gap` after the barrier's release as replayed: the latest of its warps' arrivals, each
+// its captured distance after that warp's replayed response or readiness before it. Ready requests of all warps go out in (ready cycle,
 // captured order) order when the port is free: the SM's first-in first-out queue. A CTA ends `end_gap` cycles after its last issue or held response (the ones
 // that held it at capture); the injector reports the end cycle and the CTA's slot is free.
 // Requests captured after their CTA ended (stores the LSU still held) go out afterwards.
@@ -125,6 +126,9 @@ class TraceInjector : public sc_core::sc_module {
   uint64_t address_of(const Warp& warp, const elastic::Request& r) const;
   void count_mshr_response(uint64_t kernel_id, uint64_t cycle);
   void wake_barrier_waiters(uint32_t warp);  // an event of `warp` that others' barriers wait for
+  // Replayed release of barrier `index` of CTA `cta`: the latest arrival; kNever while a warp's
+  // anchoring event is still to come (`waiter` then waits in that warp's list).
+  uint64_t barrier_release(uint32_t cta, uint32_t index, uint32_t waiter);
   void request_sent(uint32_t warp_handle);
   void check_cta_end(uint32_t cta);
   void release_if_done(uint32_t warp);  // frees an ended CTA's warp once it has nothing left
