@@ -351,9 +351,9 @@ KernelTrace decode_kernel(Reader& in) {
       for (const Request& r : w.requests) {
         if (r.mshr_after == 0) continue;
         const auto first = std::lower_bound(holders.begin(), holders.end(), std::make_pair(cta.sm, uint64_t{0}));
-        const auto nth = first + static_cast<std::ptrdiff_t>(r.mshr_after - 1);
-        if (static_cast<size_t>(nth - holders.begin()) >= holders.size() || nth->first != cta.sm ||
-            nth->second >= r.order) {
+        // The n-th of its SM's holders, checked by index before it is looked at.
+        const size_t nth = static_cast<size_t>(first - holders.begin()) + (r.mshr_after - 1);
+        if (nth >= holders.size() || holders[nth].first != cta.sm || holders[nth].second >= r.order) {
           in.fail("an MSHR dependency on more responses than its SM had requests before it (kernel " +
                   std::to_string(k.id) + ")");
         }
