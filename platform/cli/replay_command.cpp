@@ -60,7 +60,7 @@ ReplayCommand::ReplayCommand(CLI::App& app, const config::ConfigLoader& loader)
                    "         gpuvp replay cap --set memory.l2.slice_size=128KiB\n"
                    "         gpuvp replay cap --replicate 2 --offset-stride 1GiB\n"
                    "         gpuvp replay cap --tasks dynamic --task-sms 40\n"
-                   "         gpuvp replay cap --l1 redo --set gpu.sm.l1.size=64KiB");
+                   "         gpuvp replay cap --l1 redo --set gpu.sm.unified_l1_shared=0B --set gpu.sm.l1.size=64KiB");
 }
 
 int ReplayCommand::execute() const {
