@@ -49,14 +49,11 @@ public:
     std::uint64_t mshr_unblocked_by = 0;
     // Also for capture, barriers its warp passed since its previous global/local access
     // instruction: the core cycles it waited at them (barrier_wait), and the last one: the cycle
-    // it arrived, the cycle it was released, and the warp slot whose arrival released it
-    // (barrier_released_by; kNone: none passed, or its own arrival released the barrier).
+    // it arrived, the cycle it was released, and the SM's number for that release
+    // (barrier_seq, TraceObserver::barrier_release; 0: none passed).
     std::uint32_t barrier_wait = 0;
     std::uint64_t barrier_arrived = 0;
     std::uint64_t barrier_release = 0;
-    std::uint32_t barrier_released_by = kNone;
-    // The SM's number for that last barrier's release (TraceObserver::barrier_release; 0: none
-    // passed), also when the warp's own arrival released it.
     std::uint64_t barrier_seq = 0;
     // Also for capture: a load that looked up the L1 and missed: the sectors its warp wanted
     // (sector_mask holds those it requests; the others hit). 0 for every other request, and for

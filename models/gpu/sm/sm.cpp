@@ -39,7 +39,6 @@ enum Stall { kStallScoreboard, kStallMemory, kStallBarrier, kStallFuBusy, kStall
 struct BarrierStamp {
   uint32_t wait = 0;
   uint64_t arrived = 0, release = 0;
-  uint32_t released_by = kNone;
   uint64_t seq = 0;  // Impl::barrier_releases at the last one's release
 };
 
@@ -1282,7 +1281,6 @@ struct Sm::Impl {
     ext->barrier_wait = o.barrier.wait;
     ext->barrier_arrived = o.barrier.arrived;
     ext->barrier_release = o.barrier.release;
-    ext->barrier_released_by = o.barrier.released_by;
     ext->barrier_seq = o.barrier.seq;
     if (o.mshr != kNone) {
       mshrs[o.mshr].gp = gp;
@@ -1644,13 +1642,11 @@ struct Sm::Impl {
       o.barrier.wait = static_cast<uint32_t>(std::min<uint64_t>(wait, 0xffffffffu));
       o.barrier.arrived = o.barrier_arrived;
       o.barrier.release = c;
-      o.barrier.released_by = slot;
       o.barrier.seq = seq;
       if (l1_observer != nullptr) barrier_notes.back().arrivals.emplace_back(other, o.barrier_arrived);
       o.barrier_arrived = kNever;
     }
     // Its own arrival released it: it waited for nobody (but another warp may arrive last on replay).
-    w.barrier.released_by = kNone;
     w.barrier.arrived = w.barrier.release = c;
     w.barrier.seq = seq;
     if (l1_observer != nullptr) barrier_notes.back().arrivals.emplace_back(slot, c);
