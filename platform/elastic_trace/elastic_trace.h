@@ -3,7 +3,7 @@
 // system (docs/trace-replay.md has the model and the byte layout).
 //
 // In memory a trace is flat data: kernels in launch order, each with its CTAs in the order they
-// began, each CTA with its warps (in the order of their first request), each warp with its
+// began, each CTA with its warps (in the order of their first event), each warp with its
 // requests in issue order. A request's dependencies are indices of earlier requests of the same
 // warp whose responses it waited for (WarpTrace::deps[dep_first .. dep_first + dep_count)), and
 // for a request the L1's MSHRs held back, how many responses of its SM freed an MSHR before it.
