@@ -138,18 +138,22 @@ void TraceCapture::uvm_operation(const UvmOperation& operation, const sc_core::s
   if (!finished_) uvm_pending_.emplace_back(operation, at.value());
 }
 
+uint32_t TraceCapture::requests_ready_by(const WarpTrace& warp, uint64_t at) {
+  // Requests are in the order they were ready (the SM's queue is first in, first out).
+  const auto after = std::upper_bound(warp.requests.begin(), warp.requests.end(), at,
+                                      [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
+  return static_cast<uint32_t>(after - warp.requests.begin());
+}
+
 void TraceCapture::place_l1_hits(KernelBuild& k) {
   for (size_t c = 0; c < k.trace.ctas.size(); ++c) {
     CtaTrace& cta = k.trace.ctas[c];
     for (size_t w = 0; w < cta.warps.size(); ++w) {
       WarpTrace& warp = cta.warps[w];
       for (auto& [cycle, hit] : k.builds[c].warps[w].hits) {
-        // Requests are in the order they were ready (the SM's queue is first in, first out).
         const uint64_t at = cycle - std::min(cycle, k.begin_cycle);
-        const auto after = std::upper_bound(warp.requests.begin(), warp.requests.end(), at,
-                                            [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
-        hit.after = static_cast<uint32_t>(after - warp.requests.begin());
-        hit.offset = gap_of(at, hit.after != 0 ? std::prev(after)->issue_cycle : cta.begin_cycle);
+        hit.after = requests_ready_by(warp, at);
+        hit.offset = gap_of(at, hit.after != 0 ? warp.requests[hit.after - 1].issue_cycle : cta.begin_cycle);
         warp.l1_hits.push_back(hit);
       }
     }
@@ -248,12 +252,10 @@ BarrierArrival TraceCapture::arrival(const KernelBuild& k, uint32_t cta_index, u
   const WarpTrace& w = k.trace.ctas[cta_index].warps[warp_index];
   const WarpBuild& wb = k.builds[cta_index].warps[warp_index];
   const uint64_t at = cycle - std::min(cycle, k.begin_cycle);
-  const auto after = std::upper_bound(w.requests.begin(), w.requests.end(), at,
-                                      [](uint64_t t, const Request& q) { return t < q.issue_cycle; });
-  if (after != w.requests.begin()) {
+  if (const uint32_t ready = requests_ready_by(w, at); ready != 0) {
     a.warp = warp_index;
-    a.request = static_cast<uint32_t>(after - w.requests.begin() - 1);
-    anchor = k.begin_cycle + std::prev(after)->issue_cycle;
+    a.request = ready - 1;
+    anchor = k.begin_cycle + w.requests[a.request].issue_cycle;
   }
   const uint32_t n = std::min(wb.recent_count, WarpBuild::kRecent);
   for (uint32_t i = 0; i < n; ++i) {  // its latest response by then, if later

@@ -145,6 +145,8 @@ class TraceCapture final : public TraceObserver {
                        uint32_t& warp_index);
   // Gives each L1 hit of the kernel its place among its warp's requests.
   void place_l1_hits(KernelBuild& k);
+  // How many of the warp's requests were ready by kernel-relative cycle `at`.
+  static uint32_t requests_ready_by(const WarpTrace& warp, uint64_t at);
   KernelBuild* kernel_by_serial(uint64_t serial);
   void request(tlm::tlm_generic_payload& gp, uint64_t cycle);
   // The barrier dependency of request `r` (ready at `ready`, its gap counted from `gap_start`)

@@ -236,7 +236,8 @@ void TraceInjector::step() {
   const uint64_t c = clock_.cycle_at(current_time());
   wake_cycle_ = kNever;
   // Lookups the L1 answers need no port (those behind a miss wait for it, as behind the SM's queue head).
-  while (l1_on_ && !ready_.empty() && ready_.top().cycle <= c && answer_from_l1(c)) {
+  uint8_t head_missing = 0;  // the sectors the L1 lacks for the lookup at the head, once it missed
+  while (l1_on_ && !ready_.empty() && ready_.top().cycle <= c && answer_from_l1(c, head_missing)) {
   }
   if (in_flight_) return;  // END_REQ re-plans
   if (ready_.empty()) return;
@@ -261,8 +262,7 @@ void TraceInjector::step() {
   tlm::tlm_generic_payload* gp =
       pool_.allocate(r.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, r.length);
   if (l1_on_ && r.kind == AccessKind::Load && r.l1_access != 0) {  // a miss: the sectors not valid
-    const L1Tags::Line* line = l1_.find(address);
-    sectors = static_cast<uint8_t>(r.l1_access & ~(line != nullptr ? line->valid : 0));
+    sectors = head_missing;
     fills_.push_back(Fill{gp, address, sectors, {}});
     ++*l1_misses_;
   } else if (l1_on_ && r.kind == AccessKind::Store) {
@@ -317,7 +317,7 @@ uint32_t TraceInjector::take_ready() {
   return top.warp;
 }
 
-bool TraceInjector::answer_from_l1(uint64_t c) {
+bool TraceInjector::answer_from_l1(uint64_t c, uint8_t& missing_sectors) {
   const Warp& w = warps_[ready_.top().warp];
   const elastic::Request& r = w.trace->requests[w.next];
   if (r.kind != AccessKind::Load || r.l1_access == 0) return false;
@@ -332,7 +332,10 @@ bool TraceInjector::answer_from_l1(uint64_t c) {
         break;
       }
     }
-    if (pending == nullptr) return false;  // a miss: it needs the port
+    if (pending == nullptr) {  // a miss: it needs the port
+      missing_sectors = missing;
+      return false;
+    }
   }
   if (cached != nullptr && missing != r.l1_access) l1_.touch(*cached);
   const uint32_t h = take_ready();

@@ -118,7 +118,8 @@ class TraceInjector : public sc_core::sc_module {
 
   void evaluate(uint32_t warp);  // queue the warp's next request if its dependencies are met
   // The ready queue's head is a load the L1 answers without a request (L1 redo): takes it, true.
-  bool answer_from_l1(uint64_t cycle);
+  // A miss returns false with the sectors it must request in `missing_sectors`.
+  bool answer_from_l1(uint64_t cycle, uint8_t& missing_sectors);
   // Pops the ready queue's head (due now) as its warp's issue; returns its warp.
   uint32_t take_ready();
   // Request `index` of `warp` is answered at `cycle`.
