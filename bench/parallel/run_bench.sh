@@ -7,7 +7,9 @@
 # run's split of CPU time between the windows (SMs alone: the part threads share) and
 # everything else (boundaries, memory side, SystemC, host program), with the speed-up that
 # split allows at 2, 8, 16 and 64 threads (Amdahl, perfect balance). Runs alternate between
-# thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine.
+# thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine;
+# a column per thread count says whether all its runs beat (faster) or lost to (slower) all the
+# 1-thread runs, or whether the two sets overlap (inside the host's noise).
 # WORKLOADS (default "va16 va20 mm256 mm512 bfs") picks the programs; SETS adds --set options to
 # every run (e.g. a 4x larger GPU: "gpu.sm.count=336 memory.l2.slices=128 memory.hbm.stacks=16").
 # On a machine without nvcc, PROGRAMS names a directory holding vector_add and matmul built from
@@ -42,15 +44,17 @@ echo "host: $(nproc) CPUs; window $window cycles; distribution $distribution; be
 header="%-22s %14s"
 for t in $threads_list; do header+=" %10s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
+for t in $threads_list; do [ "$t" = 1 ] || header+=" %8s"; done
 args=(workload warp-instr)
 for t in $threads_list; do args+=("wall-${t}t"); done
 for t in $threads_list; do [ "$t" = 1 ] || args+=("1t/${t}t"); done
+for t in $threads_list; do [ "$t" = 1 ] || args+=("${t}t-runs"); done
 printf "$header %s\n" "${args[@]}" "stats   window-CPU share; Amdahl 2/8/16/64 threads"
 
 bench() {  # name program args...
   local name=$1
   shift
-  declare -A best
+  declare -A runs
   for ((r = 0; r < repeat; ++r)); do
     for t in $threads_list; do
       local start end
@@ -62,15 +66,16 @@ bench() {  # name program args...
       end=$(date +%s.%N)
       local wall
       wall=$(python3 -c "print(float('$end') - float('$start'))")
-      if [ -z "${best[$t]:-}" ] || python3 -c "import sys; sys.exit(0 if $wall < ${best[$t]} else 1)"; then best[$t]=$wall; fi
+      runs[$t]="${runs[$t]:-}${runs[$t]:+,}$wall"
     done
   done
   local walls=""
-  for t in $threads_list; do walls+="$t=${best[$t]} "; done
+  for t in $threads_list; do walls+="$t=${runs[$t]} "; done
   python3 - "$work" "$name" "$walls" <<'PY'
 import json, sys
 work, name, walls = sys.argv[1], sys.argv[2], sys.argv[3].split()
-best = {int(k): float(v) for k, v in (w.split("=") for w in walls)}
+runs = {int(k): [float(x) for x in v.split(",")] for k, v in (w.split("=") for w in walls)}
+best = {t: min(r) for t, r in runs.items()}
 def stripped(t):
     j = json.load(open("%s/stats_%d.json" % (work, t)))
     j["run"]["groups"].pop("bridge", None)  # host-side wall-clock counters
@@ -81,7 +86,14 @@ threads = sorted(best)
 ref = stripped(threads[0])
 same = all(stripped(t) == ref for t in threads)
 warps = json.load(open("%s/stats_%d.json" % (work, threads[0])))["run"]["groups"]["gpu"]["counters"]["warp_instructions"]["value"]
-cols = ["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best[1] / best[t]) for t in threads if t != 1]
+def verdict(t):  # do the runs' ranges separate, or is the difference inside this host's noise?
+    if max(runs[t]) < min(runs[1]):
+        return "faster"
+    if min(runs[t]) > max(runs[1]):
+        return "slower"
+    return "overlap"
+cols = (["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best[1] / best[t]) for t in threads if t != 1] +
+        ["%8s" % verdict(t) for t in threads if t != 1])
 split = ""
 import re
 m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s elsewhere", open("%s/err_%d.txt" % (work, threads[0])).read())
@@ -105,4 +117,6 @@ for w in $workloads; do
   esac
 done
 echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster;"
+echo " Nt-runs: faster / slower when every N-thread run beat / lost to every 1-thread run, overlap when the"
+echo " two sets of runs overlap (the difference is inside this host's run-to-run noise);"
 echo " window-CPU share: of the 1-thread run's process CPU time, the part spent with SMs running windows)"
