@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "models/gpu/crossbar/crossbar.h"
 #include "tests/memory/params.h"
@@ -97,6 +99,43 @@ TEST(Crossbar, RoundRobinSharesOneOutputBetweenTwoInputs) {
     EXPECT_GT(a.completed(), 40u);  // 400 ns / (4 flits x 1067 ps) = 93 packets in all
   });
   EXPECT_GT(stats.find_group("gpu.crossbar")->find_counter("request_withheld")->value(), 0u);
+}
+
+// A link sends its next packet only while fewer than gpu.crossbar.wire_packets are on its wire:
+// with a latency of many packets' serialization, a shallow wire caps the link's bandwidth and a
+// deep one keeps the link busy.
+TEST(Crossbar, WirePacketsBoundWhatALongLinkCarries) {
+  auto reads_in_a_microsecond = [](uint32_t wire_packets) {
+    testbench::Simulation sim;
+    stats::Registry stats;
+    const auto p = memory::testing::load_params({"memory.l2.slices=1", "gpu.crossbar.latency=20ns",
+                                                  "gpu.crossbar.wire_packets=" + std::to_string(wire_packets)});
+    const AddressMap map(p.l2, p.hbm);
+    Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
+    memory::testing::TrafficGenerator::Stream s;
+    s.count = 100000;
+    s.length = 32;  // one-flit requests and one-flit replies (8 B header + 32 B data = 40 B)
+    memory::testing::TrafficGenerator gen("gen", s, 1024);
+    MemoryTarget slice("slice");
+    slice.latency = sc_core::SC_ZERO_TIME;
+    gen.socket.bind(xbar.cluster);
+    xbar.slice.bind(slice.socket);
+    uint64_t done = 0;
+    sim.run([&] {
+      sc_core::wait(sc_time(1, sc_core::SC_US));
+      done = gen.completed();
+    });
+    return std::make_pair(done, xbar.flit_ps());
+  };
+  const auto [shallow, flit_ps] = reads_in_a_microsecond(4);
+  const auto [deep, flit_ps_deep] = reads_in_a_microsecond(64);
+  EXPECT_EQ(flit_ps, flit_ps_deep);
+  // 4 packets per (20 ns + a flit) at most, on the request link and again on the reply link.
+  EXPECT_LE(shallow, 4 * 1000000 / (20000 + flit_ps) + 4);
+  EXPECT_GE(shallow, 4 * 1000000 / (20000 + flit_ps) - 16);  // and it does carry that many
+  // 64 on the wire: the link sends a packet per flit time, about 937 in 1 us, less the first
+  // round trip (about 42 ns).
+  EXPECT_GE(deep, (1000000 - 2 * (20000 + flit_ps)) / flit_ps - 8);
 }
 
 }  // namespace

@@ -14,7 +14,6 @@ using sc_core::sc_time;
 
 namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-constexpr std::size_t kWireDepth = 4;  // packets on one output link's wire
 uint64_t now_ps() { return current_time().value(); }
 }  // namespace
 
@@ -64,7 +63,7 @@ struct Crossbar::Net {
   std::vector<tlm::tlm_generic_payload*> busy_with;  // per output: that payload
   uint32_t first_key = 0;  // wake keys: first_key + output delivers, first_key + outputs arbitrates
 
-  Net(uint32_t in, uint32_t out, uint32_t cap) : inputs(in), outputs(out), capacity(cap) {
+  Net(uint32_t in, uint32_t out, uint32_t cap, uint32_t wire_packets) : inputs(in), outputs(out), capacity(cap) {
     voq.reserve(std::size_t{in} * out);
     for (std::size_t k = 0; k < std::size_t{in} * out; ++k) voq.emplace_back(cap);
     held.assign(in, 0);
@@ -74,7 +73,7 @@ struct Crossbar::Net {
     rr.assign(out, 0);
     link_free_ps.assign(out, 0);
     for (uint32_t o = 0; o < out; ++o) {
-      wire.emplace_back(kWireDepth);
+      wire.emplace_back(wire_packets);
     }
     busy.assign(out, 0);
     busy_with.assign(out, nullptr);
@@ -93,8 +92,8 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
       flit_ps_(static_cast<uint64_t>(std::llround(params.flit_bytes / params.port_bandwidth() * 1e12))),
       latency_ps_(static_cast<uint64_t>(std::llround(params.latency_ps))) {
   if (cluster_ports == 0) throw std::invalid_argument("Crossbar: at least one cluster port");
-  nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer);
-  nets_[kReply] = std::make_unique<Net>(map.slices(), cluster_ports, params.input_buffer);
+  nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer, params.wire_packets);
+  nets_[kReply] = std::make_unique<Net>(map.slices(), cluster_ports, params.input_buffer, params.wire_packets);
   cluster.register_nb_transport_fw(this, &Crossbar::cluster_fw);
   slice.register_nb_transport_bw(this, &Crossbar::slice_bw);
 

@@ -24,7 +24,8 @@
 // network a full input returns TLM_ACCEPTED to BEGIN_REQ and sends END_REQ when a packet
 // leaves; on the reply network a full input returns TLM_ACCEPTED to BEGIN_RESP and sends
 // END_RESP when a packet leaves. Towards slices (and clusters) each output holds at most one
-// unanswered BEGIN_REQ (BEGIN_RESP) and at most 4 packets on the wire.
+// unanswered BEGIN_REQ (BEGIN_RESP) and at most gpu.crossbar.wire_packets packets on the wire
+// (sent, not yet arrived).
 //
 // Statistics (group `stats_path`, e.g. "gpu.crossbar"): request_packets, reply_packets,
 // request_flits, reply_flits, request_busy_ps, reply_busy_ps (sum over links of serialization

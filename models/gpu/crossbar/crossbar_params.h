@@ -16,6 +16,7 @@ struct CrossbarParams {
   double total_bandwidth = 0;  // bytes/s, all ports together
   uint32_t header_bytes = 0;   // request/reply header, flits carry header + data
   uint32_t input_buffer = 0;   // packets each input port buffers
+  uint32_t wire_packets = 0;   // packets one output link has in flight (sent, not yet arrived)
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -38,6 +39,10 @@ struct CrossbarParams {
                "header of every packet (address, command, ids); a packet is header + data, in whole flits");
     k.integer(&CrossbarParams::input_buffer, "gpu.crossbar.input_buffer", 8, 1, 1024,
               "packets one input port buffers (shared by its virtual output queues); full -> END_REQ withheld");
+    k.integer(&CrossbarParams::wire_packets, "gpu.crossbar.wire_packets", 4, 1, 4096,
+              "packets one output link can have in flight between their last flit and their arrival; a link "
+              "keeps sending only while fewer are on its wire, so with a latency longer than this many "
+              "packets' serialization the link idles");
   }
 
   double port_bandwidth() const { return link_bandwidth * links_per_port; }
