@@ -138,5 +138,66 @@ TEST(Crossbar, WirePacketsBoundWhatALongLinkCarries) {
   EXPECT_GE(deep, (1000000 - 2 * (20000 + flit_ps)) / flit_ps - 8);
 }
 
+// gpu.crossbar.cluster_latency puts C between the cluster ports and the arbiters: a request
+// reaches its buffer C after it was sent, a reply arrives C after the link's latency.
+TEST(Crossbar, ClusterLatencyIsAddedOnBothNetworks) {
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const auto p = memory::testing::load_params({"memory.l2.slices=1", "gpu.crossbar.cluster_latency=5ns"});
+  const AddressMap map(p.l2, p.hbm);
+  Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
+  Initiator port("port", testbench::Protocol::AT);
+  MemoryTarget slice("slice");
+  port.socket.bind(xbar.cluster);
+  xbar.slice.bind(slice.socket);
+  const ClockDomain clk("xbar", 1200000000);
+  sim.run([&] {
+    port.read(0, 128);
+    const uint64_t flit = xbar.flit_ps();
+    const uint64_t request_start = clk.next_edge(sc_time::from_value(5000)).value();
+    const uint64_t at_slice = request_start + 1 * flit + 750;
+    const uint64_t reply_start = clk.next_edge(sc_time::from_value(at_slice)).value();
+    EXPECT_EQ(port.last_latency(), sc_time::from_value(reply_start + 4 * flit + 750 + 5000));
+  });
+  EXPECT_EQ(slice.transactions().size(), 1u);
+}
+
+// With a cluster latency an input's buffer slots are credits that take C to reach the buffer
+// and C to come back: an input with B slots carries at most B packets per 2 C, and enough slots
+// keep its link busy.
+TEST(Crossbar, ClusterLatencyMakesTheInputBufferCredits) {
+  auto reads_in_a_microsecond = [](uint32_t slots) {
+    testbench::Simulation sim;
+    stats::Registry stats;
+    const auto p = memory::testing::load_params({"memory.l2.slices=1", "gpu.crossbar.cluster_latency=20ns",
+                                                  "gpu.crossbar.wire_packets=256",
+                                                  "gpu.crossbar.input_buffer=" + std::to_string(slots)});
+    const AddressMap map(p.l2, p.hbm);
+    Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
+    memory::testing::TrafficGenerator::Stream s;
+    s.count = 100000;
+    s.length = 32;  // one-flit requests and replies
+    memory::testing::TrafficGenerator gen("gen", s, 1024);
+    MemoryTarget slice("slice");
+    slice.latency = sc_core::SC_ZERO_TIME;
+    gen.socket.bind(xbar.cluster);
+    xbar.slice.bind(slice.socket);
+    uint64_t done = 0;
+    sim.run([&] {
+      sc_core::wait(sc_time(1, sc_core::SC_US));
+      done = gen.completed();
+    });
+    return std::make_pair(done, stats.find_group("gpu.crossbar")->find_counter("request_withheld")->value());
+  };
+  const auto [few, few_withheld] = reads_in_a_microsecond(2);
+  const uint64_t many = reads_in_a_microsecond(128).first;
+  // 2 slots, each back after 2 x 20 ns plus at most a crossbar cycle and a flit: about 50 in 1 us.
+  EXPECT_LE(few, 2u * 1000000 / 40000);
+  EXPECT_GE(few, 2u * 1000000 / (40000 + 834 + 1067) - 4);
+  EXPECT_GT(few_withheld, 0u);
+  // 128 slots cover the round trip: the link's flit rate (937 per us), less the first round trip.
+  EXPECT_GE(many, (1000000 - 2 * (20000 + 750 + 1067)) / 1067 - 8);
+}
+
 }  // namespace
 }  // namespace gpuvp::gpu

@@ -61,6 +61,11 @@ struct Crossbar::Net {
   std::vector<Ring<Flight>> wire;
   std::vector<char> busy;  // per output: BEGIN_REQ/BEGIN_RESP unanswered downstream
   std::vector<tlm::tlm_generic_payload*> busy_with;  // per output: that payload
+  // With a cluster latency (request network only): per input, packets on their way to the
+  // buffer and the times their slots come back to the sender. held[] then counts the sender's
+  // spent credits: packets on the way, buffered, and slots on their way back.
+  std::vector<Ring<Flight>> inbound;
+  std::vector<Ring<uint64_t>> credit_back;
   uint32_t first_key = 0;  // wake keys: first_key + output delivers, first_key + outputs arbitrates
 
   Net(uint32_t in, uint32_t out, uint32_t cap, uint32_t wire_packets) : inputs(in), outputs(out), capacity(cap) {
@@ -78,6 +83,12 @@ struct Crossbar::Net {
     busy.assign(out, 0);
     busy_with.assign(out, nullptr);
   }
+  void add_cluster_latency() {
+    for (uint32_t i = 0; i < inputs; ++i) {
+      inbound.emplace_back(capacity);
+      credit_back.emplace_back(capacity);
+    }
+  }
 };
 
 Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, const memory::AddressMap& map,
@@ -90,10 +101,14 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
       map_(map),
       clock_("crossbar", static_cast<std::uint64_t>(params.clock_hz)),
       flit_ps_(static_cast<uint64_t>(std::llround(params.flit_bytes / params.port_bandwidth() * 1e12))),
-      latency_ps_(static_cast<uint64_t>(std::llround(params.latency_ps))) {
+      latency_ps_(static_cast<uint64_t>(std::llround(params.latency_ps))),
+      cluster_latency_ps_(static_cast<uint64_t>(std::llround(params.cluster_latency_ps))) {
   if (cluster_ports == 0) throw std::invalid_argument("Crossbar: at least one cluster port");
   nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer, params.wire_packets);
   nets_[kReply] = std::make_unique<Net>(map.slices(), cluster_ports, params.input_buffer, params.wire_packets);
+  if (cluster_latency_ps_ != 0) nets_[kRequest]->add_cluster_latency();
+  wire_latency_ps_[kRequest] = latency_ps_;
+  wire_latency_ps_[kReply] = latency_ps_ + cluster_latency_ps_;
   cluster.register_nb_transport_fw(this, &Crossbar::cluster_fw);
   slice.register_nb_transport_bw(this, &Crossbar::slice_bw);
 
@@ -107,12 +122,15 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
     withheld_[d] = &g.counter(n + "_withheld", "packet", n + " packets whose acceptance waited for buffer room");
   }
   // One wake queue for both networks (its own process, or the memory side's WakeDomain). Keys:
-  // per network its outputs' deliveries, then its arbiter (request network first); same-time wakes run in key order, so a delivery that frees a wire
-  // slot is seen by the arbiter of the same instant.
+  // per network its outputs' deliveries, then its arbiter (request network first), then the
+  // request network's inputs (arrivals and credits, with a cluster latency); same-time wakes run
+  // in key order, so a delivery that frees a wire slot is seen by the arbiter of the same instant.
   nets_[kRequest]->first_key = 0;
   nets_[kReply]->first_key = nets_[kRequest]->outputs + 1;
-  const uint32_t keys = nets_[kReply]->first_key + nets_[kReply]->outputs + 1;
+  first_input_key_ = nets_[kReply]->first_key + nets_[kReply]->outputs + 1;
+  const uint32_t keys = first_input_key_ + cluster_ports;
   wakes_ = std::make_unique<memory::WakeQueue>("wake", keys, [this](uint32_t key) {
+    if (key >= first_input_key_) return input_due(key - first_input_key_);
     const Dir dir = key < nets_[kReply]->first_key ? kRequest : kReply;
     const uint32_t k = key - nets_[dir]->first_key;
     if (k < nets_[dir]->outputs) deliver(dir, k);
@@ -155,6 +173,18 @@ void Crossbar::notify_deliver(Dir dir, uint32_t output, uint64_t at_ps) {
 bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
   Net& net = *nets_[dir];
   if (net.held[input] == net.capacity) return false;
+  ++net.held[input];
+  if (dir == kRequest && cluster_latency_ps_ != 0) {
+    net.inbound[input].push(Net::Flight{now_ps() + cluster_latency_ps_, &gp});
+    notify_input(input);  // a wake already pending is earlier and stays
+  } else {
+    buffer(dir, input, gp);
+  }
+  return true;
+}
+
+void Crossbar::buffer(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
+  Net& net = *nets_[dir];
   uint32_t dst;
   uint64_t data;
   if (dir == kRequest) {
@@ -169,10 +199,50 @@ bool Crossbar::enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp) {
     data = gp.is_read() ? gp.get_data_length() : 0;
   }
   net.voq[std::size_t{input} * net.outputs + dst].push(Net::Packet{&gp, flits(data)});
-  ++net.held[input];
   ++net.pending[dst];
   notify_arbiter(dir, clock_.next_edge(current_time()).value());
-  return true;
+}
+
+void Crossbar::notify_input(uint32_t input) {
+  Net& net = *nets_[kRequest];
+  uint64_t at = kNever;
+  if (!net.inbound[input].empty()) at = net.inbound[input].front().arrival_ps;
+  if (!net.credit_back[input].empty()) at = std::min(at, net.credit_back[input].front());
+  if (at != kNever) wakes_->at(first_input_key_ + input, at);
+}
+
+void Crossbar::input_due(uint32_t input) {
+  Net& net = *nets_[kRequest];
+  const uint64_t now = now_ps();
+  // Slots first: a withheld request taken now starts its way to the buffer at once.
+  for (auto& back = net.credit_back[input]; !back.empty() && back.front() <= now;) {
+    back.pop();
+    free_slot(kRequest, input);
+  }
+  for (auto& in = net.inbound[input]; !in.empty() && in.front().arrival_ps <= now;) {
+    tlm::tlm_generic_payload* gp = in.front().gp;
+    in.pop();
+    buffer(kRequest, input, *gp);
+  }
+  notify_input(input);
+}
+
+void Crossbar::free_slot(Dir dir, uint32_t input) {
+  Net& net = *nets_[dir];
+  --net.held[input];
+  // Room at this input: take the packet whose acceptance was withheld.
+  tlm::tlm_generic_payload* w = net.withheld[input];
+  if (w == nullptr) return;
+  net.withheld[input] = nullptr;
+  enter(dir, input, *w);
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  if (dir == kRequest) {
+    tlm::tlm_phase ph = tlm::END_REQ;
+    cluster[static_cast<int>(input)]->nb_transport_bw(*w, ph, delay);
+  } else {
+    tlm::tlm_phase ph = tlm::END_RESP;
+    slice[static_cast<int>(input)]->nb_transport_fw(*w, ph, delay);
+  }
 }
 
 tlm::tlm_sync_enum Crossbar::cluster_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_time&) {
@@ -247,7 +317,6 @@ void Crossbar::arbitrate(Dir dir) {
     auto& q = net.voq[std::size_t{input} * net.outputs + o];
     const Net::Packet p = q.front();
     q.pop();
-    --net.held[input];
     --net.pending[o];
     const uint64_t serial = uint64_t{p.flits} * flit_ps_;
     net.link_free_ps[o] = now + serial;
@@ -255,24 +324,19 @@ void Crossbar::arbitrate(Dir dir) {
     *flits_[dir] += p.flits;
     *busy_ps_[dir] += serial;
     const bool idle = net.wire[o].empty();
-    const uint64_t arrival = now + serial + latency_ps_;
+    const uint64_t arrival = now + serial + wire_latency_ps_[dir];
     net.wire[o].push(Net::Flight{arrival, p.gp});
     if (idle) notify_deliver(dir, o, arrival);
     if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
 
-    // Room at this input: take the packet whose acceptance was withheld.
-    if (tlm::tlm_generic_payload* w = net.withheld[input]) {
-      net.withheld[input] = nullptr;
-      enter(dir, input, *w);
-      sc_time delay = sc_core::SC_ZERO_TIME;
-      if (dir == kRequest) {
-        tlm::tlm_phase ph = tlm::END_REQ;
-        cluster[static_cast<int>(input)]->nb_transport_bw(*w, ph, delay);
-      } else {
-        tlm::tlm_phase ph = tlm::END_RESP;
-        slice[static_cast<int>(input)]->nb_transport_fw(*w, ph, delay);
-      }
-      if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
+    if (dir == kRequest && cluster_latency_ps_ != 0) {
+      // The slot travels back to the cluster: the sender may use it cluster_latency from now.
+      net.credit_back[input].push(now + cluster_latency_ps_);
+      notify_input(input);  // a wake already pending is earlier and stays
+    } else {
+      const bool withheld = net.withheld[input] != nullptr;
+      free_slot(dir, input);
+      if (withheld && net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
     }
   }
   if (next != kNever) notify_arbiter(dir, next);

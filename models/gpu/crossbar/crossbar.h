@@ -19,6 +19,14 @@
 // An idle link starts at the first crossbar clock edge at or after a packet is buffered; a busy
 // link starts its next packet the moment the previous one's last flit has gone.
 //
+// Cluster latency (gpu.crossbar.cluster_latency, C; 0 on the presets): the network between the
+// cluster ports and the arbiters. A request enters its input buffer C after the cluster sent it;
+// the input's slots are the cluster's credits: one is spent when a request is accepted and
+// comes back C after the arbiter took that packet out of the buffer. A reply arrives
+// latency + C after its last flit. Every message between the clusters and the rest of the
+// crossbar is then at least C in flight: the lookahead that lets the SMs and the memory side run
+// the same time window apart (platform/parallel/README.md).
+//
 // Back-pressure through the AT protocol, fixed-size buffers only. Each input buffers
 // gpu.crossbar.input_buffer packets (shared by its virtual output queues): on the request
 // network a full input returns TLM_ACCEPTED to BEGIN_REQ and sends END_REQ when a packet
@@ -78,6 +86,10 @@ class Crossbar : public sc_core::sc_module {
   tlm::tlm_sync_enum cluster_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& d);
   tlm::tlm_sync_enum slice_bw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& d);
   bool enter(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp);  // false: input buffer full
+  void buffer(Dir dir, uint32_t input, tlm::tlm_generic_payload& gp);  // into its virtual output queue
+  void free_slot(Dir dir, uint32_t input);  // a slot (credit) is back: take a withheld packet
+  void input_due(uint32_t input);  // request input, with a cluster latency: arrivals and credits due
+  void notify_input(uint32_t input);
   void arbitrate(Dir dir);
   void deliver(Dir dir, uint32_t output);
   void notify_arbiter(Dir dir, uint64_t at_ps);
@@ -86,7 +98,9 @@ class Crossbar : public sc_core::sc_module {
   CrossbarParams params_;
   const memory::AddressMap& map_;
   ClockDomain clock_;
-  uint64_t flit_ps_, latency_ps_;
+  uint64_t flit_ps_, latency_ps_, cluster_latency_ps_;
+  uint64_t wire_latency_ps_[2] = {};  // after the last flit: latency, plus the cluster latency for replies
+  uint32_t first_input_key_ = 0;
   std::unique_ptr<Net> nets_[2];
   std::vector<std::unique_ptr<RouteExtension>> routes_;  // owns every route tag
   std::vector<RouteExtension*> free_routes_;

@@ -11,6 +11,7 @@ struct CrossbarParams {
   double clock_hz = 0;
   uint32_t flit_bytes = 0;
   double latency_ps = 0;
+  double cluster_latency_ps = 0;  // the network between a cluster port and the arbiters, each way
   double link_bandwidth = 0;   // bytes/s per link
   uint32_t links_per_port = 0; // parallel links behind every port
   double total_bandwidth = 0;  // bytes/s, all ports together
@@ -27,6 +28,12 @@ struct CrossbarParams {
                "bytes a link moves per flit");
     k.quantity(&CrossbarParams::latency_ps, "gpu.crossbar.latency", Dimension::Time, "750 ps", "0 ps", "1 us",
                "traversal latency of one hop, excluding serialization");
+    k.quantity(&CrossbarParams::cluster_latency_ps, "gpu.crossbar.cluster_latency", Dimension::Time, "0 ps", "0 ps",
+               "1 us",
+               "the network between an SM cluster's port and the crossbar's arbiters, each way: a request "
+               "reaches its input buffer this long after the cluster sent it and its buffer slot comes back "
+               "to the cluster this long after the arbiter took it (a credit); a reply arrives this long after "
+               "gpu.crossbar.latency. The lookahead of a cut between the SMs and the memory side");
     k.quantity(&CrossbarParams::link_bandwidth, "gpu.crossbar.link_bandwidth", Dimension::Bandwidth,
                "37.5 GB/s", "1 MB/s", "100 TB/s", "bandwidth of one crossbar link");
     k.integer(&CrossbarParams::links_per_port, "gpu.crossbar.links_per_port", 1, 1, 64,
