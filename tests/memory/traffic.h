@@ -65,7 +65,7 @@ class TrafficGenerator : public sc_core::sc_module {
     }
   }
 
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
     if (phase == tlm::END_REQ) {
       blocked_ = nullptr;
       issue_event_.notify(sc_core::SC_ZERO_TIME);
@@ -73,7 +73,7 @@ class TrafficGenerator : public sc_core::sc_module {
     }
     // BEGIN_RESP implies END_REQ for its own transaction only.
     if (blocked_ == &gp) blocked_ = nullptr;
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = (sc_core::sc_time_stamp() + delay).value();  // an annotated delay: answered then
     latency_sum_ps_ += now - gpu_extension(gp)->kernel_id;
     ++completed_;
     --outstanding_;

@@ -9,7 +9,12 @@ CopyEngine::CopyEngine(sc_core::sc_module_name name, stats::Registry& stats, con
     : sc_module(name),
       out("out"),
       writes_(stats.group(stats_path).counter("writes", "request", "line writes (launch constants, kernel code)")),
-      bytes_(stats.group(stats_path).counter("bytes", "B", "bytes written")) {
+      bytes_(stats.group(stats_path).counter("bytes", "B", "bytes written")),
+      delayed_("delayed_responses", [this](tlm::tlm_generic_payload& gp) {
+        tlm::tlm_phase phase = tlm::BEGIN_RESP;
+        sc_core::sc_time now = sc_core::SC_ZERO_TIME;
+        nb_transport_bw(gp, phase, now);
+      }) {
   out.register_nb_transport_bw(this, &CopyEngine::nb_transport_bw);
   SC_HAS_PROCESS(CopyEngine);
   SC_METHOD(send);
@@ -60,7 +65,8 @@ void CopyEngine::send() {
 }
 
 tlm::tlm_sync_enum CopyEngine::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                                               sc_core::sc_time&) {
+                                               sc_core::sc_time& delay) {
+  if (phase == tlm::BEGIN_RESP && delayed_.defer(gp, delay)) return tlm::TLM_COMPLETED;
   if (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP) {
     if (&gp == requesting_) {
       requesting_ = nullptr;

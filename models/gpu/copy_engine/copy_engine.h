@@ -25,6 +25,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "models/tlm/delayed_responses.h"
 #include "models/tlm/payload_pool.h"
 #include "platform/stats/registry.h"
 
@@ -63,6 +64,7 @@ class CopyEngine : public sc_core::sc_module {
   sc_core::sc_event wake_, drained_;
   stats::Counter& writes_;
   stats::Counter& bytes_;
+  DelayedResponses delayed_;  // BEGIN_RESP with an annotated delay (the crossbar's cluster latency)
 };
 
 }  // namespace gpuvp::gpu

@@ -107,8 +107,6 @@ Crossbar::Crossbar(sc_core::sc_module_name name, const CrossbarParams& params, c
   nets_[kRequest] = std::make_unique<Net>(cluster_ports, map.slices(), params.input_buffer, params.wire_packets);
   nets_[kReply] = std::make_unique<Net>(map.slices(), cluster_ports, params.input_buffer, params.wire_packets);
   if (cluster_latency_ps_ != 0) nets_[kRequest]->add_cluster_latency();
-  wire_latency_ps_[kRequest] = latency_ps_;
-  wire_latency_ps_[kReply] = latency_ps_ + cluster_latency_ps_;
   cluster.register_nb_transport_fw(this, &Crossbar::cluster_fw);
   slice.register_nb_transport_bw(this, &Crossbar::slice_bw);
 
@@ -324,7 +322,7 @@ void Crossbar::arbitrate(Dir dir) {
     *flits_[dir] += p.flits;
     *busy_ps_[dir] += serial;
     const bool idle = net.wire[o].empty();
-    const uint64_t arrival = now + serial + wire_latency_ps_[dir];
+    const uint64_t arrival = now + serial + latency_ps_;
     net.wire[o].push(Net::Flight{arrival, p.gp});
     if (idle) notify_deliver(dir, o, arrival);
     if (net.pending[o] != 0) next = std::min(next, net.link_free_ps[o]);
@@ -362,7 +360,10 @@ void Crossbar::deliver(Dir dir, uint32_t o) {
         net.busy_with[o] = gp;
       }
     } else {
+      // The cluster latency as an annotated delay: the reply reaches the cluster then, and the SM
+      // side knows it that much in advance (its lookahead).
       tlm::tlm_phase ph = tlm::BEGIN_RESP;
+      delay = sc_time::from_value(cluster_latency_ps_);
       const tlm::tlm_sync_enum s = cluster[static_cast<int>(o)]->nb_transport_bw(*gp, ph, delay);
       if (!(s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && ph == tlm::END_RESP))) net.busy[o] = 1;
     }

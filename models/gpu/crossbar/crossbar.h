@@ -22,8 +22,9 @@
 // Cluster latency (gpu.crossbar.cluster_latency, C; 0 on the presets): the network between the
 // cluster ports and the arbiters. A request enters its input buffer C after the cluster sent it;
 // the input's slots are the cluster's credits: one is spent when a request is accepted and
-// comes back C after the arbiter took that packet out of the buffer. A reply arrives
-// latency + C after its last flit. Every message between the clusters and the rest of the
+// comes back C after the arbiter took that packet out of the buffer. A reply leaves the wire
+// `latency` after its last flit with C as its annotated delay (BEGIN_RESP, delay = C: it takes
+// effect at the cluster C later; initiators behind the cluster honour it). Every message between the clusters and the rest of the
 // crossbar is then at least C in flight: the lookahead that lets the SMs and the memory side run
 // the same time window apart (platform/parallel/README.md).
 //
@@ -99,7 +100,6 @@ class Crossbar : public sc_core::sc_module {
   const memory::AddressMap& map_;
   ClockDomain clock_;
   uint64_t flit_ps_, latency_ps_, cluster_latency_ps_;
-  uint64_t wire_latency_ps_[2] = {};  // after the last flit: latency, plus the cluster latency for replies
   uint32_t first_input_key_ = 0;
   std::unique_ptr<Net> nets_[2];
   std::vector<std::unique_ptr<RouteExtension>> routes_;  // owns every route tag

@@ -184,6 +184,7 @@ class Ring {
     ++count_;
     return slot;
   }
+  T& at(size_t i) { return items_[(head_ + i) % items_.size()]; }  // i-th oldest
 
  private:
   std::vector<T> items_;
@@ -1327,6 +1328,9 @@ struct Sm::Impl {
           Response& r = responses.push();
           r.ready_cycle = c + 1;
           r.mshr = i;
+          // Kept in ready order: responses annotated with different delays may arrive out of it.
+          for (size_t k = responses.size() - 1; k > 0 && responses.at(k - 1).ready_cycle > responses.at(k).ready_cycle; --k)
+            std::swap(responses.at(k - 1), responses.at(k));
           return;
         }
       }
@@ -1793,9 +1797,9 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   notify_wake();
 }
 
-void Sm::notify_wake() {
-  if (stepper_ != nullptr) stepper_->wake(index_, impl_->clock.cycle_at(current_time()) + 1);
-  else wake_.notify(sc_core::SC_ZERO_TIME);
+void Sm::notify_wake(const sc_core::sc_time& delay) {
+  if (stepper_ != nullptr) stepper_->wake(index_, impl_->clock.cycle_at(current_time() + delay) + 1);
+  else wake_.notify(delay);
 }
 
 void Sm::step_parallel(uint64_t c) { impl_->tick_parallel(c); }
@@ -1896,9 +1900,9 @@ void Sm::thread() {
   }
 }
 
-tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   Impl& s = *impl_;
-  const uint64_t c = s.clock.cycle_at(current_time());
+  const uint64_t c = s.clock.cycle_at(current_time() + delay);  // an annotated delay: it takes effect then
   if (s.replay_in_flight == &gp && (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP)) {
     s.replay_in_flight = nullptr;  // the next deferred request may go (now, if its cycle has come)
     if (stepper_ != nullptr) stepper_->deferred_ready();
@@ -1920,7 +1924,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
       s.send_allowed = c + 1;
     }
     s.response(gp, c);
-    notify_wake();
+    notify_wake(delay);
     return tlm::TLM_COMPLETED;
   }
   return tlm::TLM_ACCEPTED;

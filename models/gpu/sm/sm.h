@@ -6,7 +6,8 @@
 //       warp slot, CTA, kernel, sector mask and kind (Load / Store / Atomic / Reduction /
 //       ConstantLoad for constant cache fills / InstructionFetch for instruction cache fills).
 //       One BEGIN_REQ outstanding until END_REQ (back-pressure); BEGIN_RESP is completed at
-//       once (TLM_COMPLETED). Payloads come from a PayloadPool.
+//       once (TLM_COMPLETED) and takes effect at now + its annotated delay (the crossbar's
+//       cluster latency). Payloads come from a PayloadPool.
 //
 // CTA side (called by the CTA scheduler, same SystemC process context): launch_cta() makes a
 // CTA resident; the CtaDone callback fires when all its threads exited and its loads returned.
@@ -48,7 +49,8 @@
 // unstaged, and makes the TLM calls and CTA callbacks. Alone, an SM runs both phases in its
 // own SC_THREAD; in a GpuCore an SmStepper drives every SM (sm_stepper.h), the parallel
 // phases on a thread pool, the serial phases in SM-index order. Responses, END_REQ and CTA
-// launches take effect on the edge after they arrive, in both modes.
+// launches take effect on the edge after they arrive (a response: after now + its annotated
+// delay), in both modes.
 //
 // Statistics (group "gpu.sm[i]"): cycles (cycles with resident warps), active_cycles (an
 // instruction issued), warp_instructions, thread_instructions, ipc, stall_{scoreboard,memory,
@@ -174,7 +176,7 @@ class Sm : public sc_core::sc_module {
  private:
   struct Impl;
   void thread();
-  void notify_wake();
+  void notify_wake(const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);  // acts the edge after now + delay
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   uint32_t index_;

@@ -62,7 +62,8 @@ tlm::tlm_sync_enum SmCluster::nb_transport_fw(int id, tlm::tlm_generic_payload& 
   return tlm::TLM_ACCEPTED;
 }
 
-tlm::tlm_sync_enum SmCluster::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+tlm::tlm_sync_enum SmCluster::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                              sc_core::sc_time& delay) {
   if (phase == tlm::END_REQ || (phase == tlm::BEGIN_RESP && busy_ && &gp == busy_gp_)) {
     if (busy_) {
       busy_ = false;
@@ -77,7 +78,7 @@ tlm::tlm_sync_enum SmCluster::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm:
     const GpuExtension* ext = gpu_extension(gp);
     const int id = ext != nullptr ? static_cast<int>(ext->sm_id - first_sm_) : 0;
     tlm::tlm_phase resp = tlm::BEGIN_RESP;
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time d = delay;  // the crossbar's annotated delay: when the response takes effect
     in[id]->nb_transport_bw(gp, resp, d);  // the SM completes at once
     return tlm::TLM_COMPLETED;
   }

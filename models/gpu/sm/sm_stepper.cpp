@@ -65,12 +65,15 @@ SmStepper::~SmStepper() {
 }
 
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
-  // Windowed, an outside event takes effect at the next window boundary (windows are aligned
-  // to multiples of the window length), whether or not the SM ran in the window it arrived in:
-  // so idle skipping changes nothing. The SM may have run ahead of SystemC time: never before
-  // its last cycle.
+  // Windowed, an outside event for a cycle inside the window it arrives in takes effect at that
+  // window's end (windows are aligned to multiples of the window length), whether or not the
+  // SM ran that window yet: so idle skipping changes nothing. An event announced for a later
+  // window (a response with the crossbar's cluster latency as its annotated delay) takes effect
+  // at its own cycle: no SM has run that far. The SM may have run ahead of SystemC time: never
+  // before its last cycle.
   if (windowed_) {
-    cycle = (cycle + window_ - 1) / window_ * window_;
+    const uint64_t window_end = (clock_.cycle_at(current_time()) / window_ + 1) * window_;
+    cycle = std::max(cycle, window_end);
     if (!fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
   }
   next_[sm] = std::min(next_[sm], cycle);

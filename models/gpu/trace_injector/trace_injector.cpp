@@ -52,7 +52,12 @@ TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, co
       mshr_full_(stats.group(stats_path).counter("mshr_full", "event",
                                                  "times the next request waited for a free L1 MSHR")),
       stats_(stats),
-      stats_path_(stats_path) {
+      stats_path_(stats_path),
+      delayed_("delayed_responses", [this](tlm::tlm_generic_payload& gp) {
+        tlm::tlm_phase phase = tlm::BEGIN_RESP;
+        sc_core::sc_time now = sc_core::SC_ZERO_TIME;
+        nb_transport_bw(gp, phase, now);
+      }) {
   mem.register_nb_transport_bw(this, &TraceInjector::nb_transport_bw);
   SC_HAS_PROCESS(TraceInjector);
   SC_METHOD(tick);
@@ -361,7 +366,8 @@ void TraceInjector::release_if_done(uint32_t h) {
 }
 
 tlm::tlm_sync_enum TraceInjector::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                                                  sc_core::sc_time&) {
+                                                  sc_core::sc_time& delay) {
+  if (phase == tlm::BEGIN_RESP && delayed_.defer(gp, delay)) return tlm::TLM_COMPLETED;
   const uint64_t c = clock_.cycle_at(current_time());
   if (phase == tlm::END_REQ) {
     if (in_flight_ && in_flight_gp_ == &gp) {

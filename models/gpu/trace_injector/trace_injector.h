@@ -53,6 +53,7 @@
 
 #include "models/gpu/sm/l1_tags.h"
 #include "models/tlm/clock_domain.h"
+#include "models/tlm/delayed_responses.h"
 #include "models/tlm/payload_pool.h"
 #include "platform/elastic_trace/elastic_trace.h"
 #include "platform/stats/registry.h"
@@ -177,6 +178,7 @@ class TraceInjector : public sc_core::sc_module {
   stats::Counter* l1_hits_ = nullptr;
   stats::Counter* l1_merge_count_ = nullptr;
   stats::Counter* l1_misses_ = nullptr;
+  DelayedResponses delayed_;  // BEGIN_RESP with an annotated delay (the crossbar's cluster latency)
 };
 
 }  // namespace gpuvp::gpu
