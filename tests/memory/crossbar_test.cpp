@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "models/gpu/crossbar/crossbar.h"
 #include "tests/memory/params.h"
@@ -101,35 +102,47 @@ TEST(Crossbar, RoundRobinSharesOneOutputBetweenTwoInputs) {
   EXPECT_GT(stats.find_group("gpu.crossbar")->find_counter("request_withheld")->value(), 0u);
 }
 
+// One input, one slice answering at once, one-flit requests and replies (8 B header + 32 B
+// data = 40 B), as many in flight as the crossbar takes: replies completed in 1 us, and the
+// requests whose acceptance was withheld.
+struct OneMicrosecond {
+  uint64_t completed = 0, withheld = 0, flit_ps = 0;
+};
+OneMicrosecond one_flit_reads_for_a_microsecond(std::vector<std::string> knobs) {
+  knobs.insert(knobs.begin(), "memory.l2.slices=1");
+  testbench::Simulation sim;
+  stats::Registry stats;
+  const auto p = memory::testing::load_params(knobs);
+  const AddressMap map(p.l2, p.hbm);
+  Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
+  memory::testing::TrafficGenerator::Stream s;
+  s.count = 100000;
+  s.length = 32;
+  memory::testing::TrafficGenerator gen("gen", s, 1024);
+  MemoryTarget slice("slice");
+  slice.latency = sc_core::SC_ZERO_TIME;
+  gen.socket.bind(xbar.cluster);
+  xbar.slice.bind(slice.socket);
+  OneMicrosecond r;
+  sim.run([&] {
+    sc_core::wait(sc_time(1, sc_core::SC_US));
+    r.completed = gen.completed();
+  });
+  r.withheld = stats.find_group("gpu.crossbar")->find_counter("request_withheld")->value();
+  r.flit_ps = xbar.flit_ps();
+  return r;
+}
+
 // A link sends its next packet only while fewer than gpu.crossbar.wire_packets are on its wire:
 // with a latency of many packets' serialization, a shallow wire caps the link's bandwidth and a
 // deep one keeps the link busy.
 TEST(Crossbar, WirePacketsBoundWhatALongLinkCarries) {
-  auto reads_in_a_microsecond = [](uint32_t wire_packets) {
-    testbench::Simulation sim;
-    stats::Registry stats;
-    const auto p = memory::testing::load_params({"memory.l2.slices=1", "gpu.crossbar.latency=20ns",
-                                                  "gpu.crossbar.wire_packets=" + std::to_string(wire_packets)});
-    const AddressMap map(p.l2, p.hbm);
-    Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
-    memory::testing::TrafficGenerator::Stream s;
-    s.count = 100000;
-    s.length = 32;  // one-flit requests and one-flit replies (8 B header + 32 B data = 40 B)
-    memory::testing::TrafficGenerator gen("gen", s, 1024);
-    MemoryTarget slice("slice");
-    slice.latency = sc_core::SC_ZERO_TIME;
-    gen.socket.bind(xbar.cluster);
-    xbar.slice.bind(slice.socket);
-    uint64_t done = 0;
-    sim.run([&] {
-      sc_core::wait(sc_time(1, sc_core::SC_US));
-      done = gen.completed();
-    });
-    return std::make_pair(done, xbar.flit_ps());
-  };
-  const auto [shallow, flit_ps] = reads_in_a_microsecond(4);
-  const auto [deep, flit_ps_deep] = reads_in_a_microsecond(64);
-  EXPECT_EQ(flit_ps, flit_ps_deep);
+  const OneMicrosecond shallow_run =
+      one_flit_reads_for_a_microsecond({"gpu.crossbar.latency=20ns", "gpu.crossbar.wire_packets=4"});
+  const OneMicrosecond deep_run =
+      one_flit_reads_for_a_microsecond({"gpu.crossbar.latency=20ns", "gpu.crossbar.wire_packets=64"});
+  const uint64_t shallow = shallow_run.completed, deep = deep_run.completed, flit_ps = shallow_run.flit_ps;
+  EXPECT_EQ(flit_ps, deep_run.flit_ps);
   // 4 packets per (20 ns + a flit) at most, on the request link and again on the reply link.
   EXPECT_LE(shallow, 4 * 1000000 / (20000 + flit_ps) + 4);
   EXPECT_GE(shallow, 4 * 1000000 / (20000 + flit_ps) - 16);  // and it does carry that many
@@ -166,35 +179,16 @@ TEST(Crossbar, ClusterLatencyIsAddedOnBothNetworks) {
 // and C to come back: an input with B slots carries at most B packets per 2 C, and enough slots
 // keep its link busy.
 TEST(Crossbar, ClusterLatencyMakesTheInputBufferCredits) {
-  auto reads_in_a_microsecond = [](uint32_t slots) {
-    testbench::Simulation sim;
-    stats::Registry stats;
-    const auto p = memory::testing::load_params({"memory.l2.slices=1", "gpu.crossbar.cluster_latency=20ns",
-                                                  "gpu.crossbar.wire_packets=256",
-                                                  "gpu.crossbar.input_buffer=" + std::to_string(slots)});
-    const AddressMap map(p.l2, p.hbm);
-    Crossbar xbar("xbar", p.crossbar, map, 1, stats, "gpu.crossbar");
-    memory::testing::TrafficGenerator::Stream s;
-    s.count = 100000;
-    s.length = 32;  // one-flit requests and replies
-    memory::testing::TrafficGenerator gen("gen", s, 1024);
-    MemoryTarget slice("slice");
-    slice.latency = sc_core::SC_ZERO_TIME;
-    gen.socket.bind(xbar.cluster);
-    xbar.slice.bind(slice.socket);
-    uint64_t done = 0;
-    sim.run([&] {
-      sc_core::wait(sc_time(1, sc_core::SC_US));
-      done = gen.completed();
-    });
-    return std::make_pair(done, stats.find_group("gpu.crossbar")->find_counter("request_withheld")->value());
+  auto with_slots = [](uint32_t slots) {
+    return one_flit_reads_for_a_microsecond({"gpu.crossbar.cluster_latency=20ns", "gpu.crossbar.wire_packets=256",
+                                             "gpu.crossbar.input_buffer=" + std::to_string(slots)});
   };
-  const auto [few, few_withheld] = reads_in_a_microsecond(2);
-  const uint64_t many = reads_in_a_microsecond(128).first;
+  const OneMicrosecond few_slots = with_slots(2);
+  const uint64_t few = few_slots.completed, many = with_slots(128).completed;
   // 2 slots, each back after 2 x 20 ns plus at most a crossbar cycle and a flit: about 50 in 1 us.
   EXPECT_LE(few, 2u * 1000000 / 40000);
   EXPECT_GE(few, 2u * 1000000 / (40000 + 834 + 1067) - 4);
-  EXPECT_GT(few_withheld, 0u);
+  EXPECT_GT(few_slots.withheld, 0u);
   // 128 slots cover the round trip: the link's flit rate (937 per us), less the first round trip.
   EXPECT_GE(many, (1000000 - 2 * (20000 + 750 + 1067)) / 1067 - 8);
 }
