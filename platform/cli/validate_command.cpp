@@ -340,7 +340,7 @@ int ValidateCommand::execute() const {
         };
         return l;
       };
-      const uint32_t l0 = quick_ ? 2 : 3, l1 = quick_ ? 4 : 9;
+      const uint32_t l0 = quick_ ? 2 : 3, l1 = quick_ ? 4 : 21;
       const Outcome a = run_kernel(p, ptx, launch(l0));
       const Outcome b = run_kernel(p, ptx, launch(l1));
       const double seconds = (static_cast<double>(b.cycles) - static_cast<double>(a.cycles)) / p.sm.clock_hz;

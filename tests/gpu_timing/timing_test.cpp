@@ -320,19 +320,18 @@ TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
   EXPECT_NE(windowed.err.find("windows of 8 cycles, 2 threads"), std::string::npos) << describe(windowed);
 }
 
-// With a cluster latency of at least the window (gpu.crossbar.cluster_latency), every response is
-// announced before the window it lands in, so the windowed model applies it at its own cycle:
+// With a cluster latency of at least the window (gpu.crossbar.cluster_latency; the v100_windowed
+// preset: 16 cycles and W = 16), every response is announced before the window it lands in, so
+// the windowed model applies it at its own cycle:
 // the L1 and L2 hit latency rows of `gpuvp validate` are those of cycle-by-cycle stepping, where
 // without it a window of W stretches each link by about W/2 (docs/parallel.md). (The DRAM row's
 // clock64 column may move by a cycle: CTA launches still wait for a boundary, which shifts the
 // chain against DRAM refresh.)
 TEST(WindowedRun, ClusterLatencyKeepsLatenciesExact) {
   auto latency_rows = [](const char* window) {
-    const ProcessResult r =
-        run({kGpuvp, "validate", "--config", "v100", "--quick", "--set", "gpu.crossbar.cluster_latency=12200ps",
-             "--set", "memory.l2.hit_latency=156cycles", "--set", "memory.l2.fill_latency=136cycles", "--set",
-             std::string("sim.window=") + window},
-            seconds(900));
+    const ProcessResult r = run({kGpuvp, "validate", "--config", "v100_windowed", "--quick", "--set",
+                                 std::string("sim.window=") + window},
+                                seconds(900));
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     std::string rows;
     for (const char* row : {"L1 hit latency", "L2 hit latency"}) {

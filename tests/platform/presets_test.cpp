@@ -10,7 +10,7 @@
 namespace gpuvp {
 namespace {
 
-const std::vector<std::string> kPresets = {"v100", "p100"};
+const std::vector<std::string> kPresets = {"v100", "p100", "v100_windowed"};
 
 std::string read_preset(const std::string& name) {
   std::ifstream in(std::string(GPUVP_PRESET_DIR) + "/" + name + ".yaml");
