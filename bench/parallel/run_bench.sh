@@ -10,6 +10,8 @@
 # thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine;
 # a column per thread count says whether all its runs beat (faster) or lost to (slower) all the
 # 1-thread runs, or whether the two sets overlap (inside the host's noise).
+# CONFIG (default v100) is the preset (v100_windowed: windows with exact responses; its own
+# sim.window is overridden by WINDOW as well).
 # WORKLOADS (default "va16 va20 mm256 mm512 bfs") picks the programs; SETS adds --set options to
 # every run (e.g. a 4x larger GPU: "gpu.sm.count=336 memory.l2.slices=128 memory.hbm.stacks=16").
 # On a machine without nvcc, PROGRAMS names a directory holding vector_add and matmul built from
@@ -24,6 +26,7 @@ threads_list=${THREADS:-1 2}
 repeat=${REPEAT:-2}
 distribution=${DISTRIBUTION:-static}
 window=${WINDOW:-16}
+config=${CONFIG:-v100}
 workloads=${WORKLOADS:-va16 va20 mm256 mm512 bfs}
 sets=()
 for s in ${SETS:-}; do sets+=(--set "$s"); done
@@ -40,7 +43,7 @@ else
   bfs="$build/sw/workloads/bin/workload_bfs"
 fi
 
-echo "host: $(nproc) CPUs; window $window cycles; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)${SETS:+; --set $SETS}"
+echo "host: $(nproc) CPUs; preset $config; window $window cycles; distribution $distribution; best of $repeat; load average $(cut -d' ' -f1-3 /proc/loadavg)${SETS:+; --set $SETS}"
 header="%-22s %14s"
 for t in $threads_list; do header+=" %10s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
@@ -59,7 +62,7 @@ bench() {  # name program args...
     for t in $threads_list; do
       local start end
       start=$(date +%s.%N)
-      "$build/gpuvp" run --config v100 --threads "$t" --set "sim.sm_distribution=$distribution" \
+      "$build/gpuvp" run --config "$config" --threads "$t" --set "sim.sm_distribution=$distribution" \
         --set "sim.window=$window" --set sim.window_profile=true "${sets[@]}" \
         --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err_$t.txt" || {
         echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err_$t.txt"; exit 1; }
