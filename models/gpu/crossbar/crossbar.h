@@ -24,9 +24,9 @@
 // the input's slots are the cluster's credits: one is spent when a request is accepted and
 // comes back C after the arbiter took that packet out of the buffer. A reply leaves the wire
 // `latency` after its last flit with C as its annotated delay (BEGIN_RESP, delay = C: it takes
-// effect at the cluster C later; initiators behind the cluster honour it). Every message between the clusters and the rest of the
-// crossbar is then at least C in flight: the lookahead that lets the SMs and the memory side run
-// the same time window apart (platform/parallel/README.md).
+// effect at the cluster C later; initiators behind the cluster honour it). Every message between
+// the clusters and the rest of the crossbar is then at least C in flight: the lookahead that lets
+// the SMs and the memory side run the same time window apart (platform/parallel/README.md).
 //
 // Back-pressure through the AT protocol, fixed-size buffers only. Each input buffers
 // gpu.crossbar.input_buffer packets (shared by its virtual output queues): on the request

@@ -1329,8 +1329,10 @@ struct Sm::Impl {
           r.ready_cycle = c + 1;
           r.mshr = i;
           // Kept in ready order: responses annotated with different delays may arrive out of it.
-          for (size_t k = responses.size() - 1; k > 0 && responses.at(k - 1).ready_cycle > responses.at(k).ready_cycle; --k)
+          for (size_t k = responses.size() - 1;
+               k > 0 && responses.at(k - 1).ready_cycle > responses.at(k).ready_cycle; --k) {
             std::swap(responses.at(k - 1), responses.at(k));
+          }
           return;
         }
       }
