@@ -193,6 +193,12 @@ int ReplayCommand::execute() const {
   std::printf("  total                                %15" PRIu64 " %16" PRIu64 "\n", captured_total, replay_total);
   std::printf("%" PRIu64 " requests replayed, %.3f ms simulated in %.3f s of wall time\n", result.requests,
               static_cast<double>(result.simulated_ps) * 1e-9, wall);
+  if (params.sm.window > 1) {
+    std::printf("note: sim.window is %u cycles here, but the injectors replay cycle by cycle: what the windowed "
+                "model approximates in a windowed run (CTA launches, and responses announced less than a window "
+                "ahead, taking effect at window boundaries) is not reproduced\n",
+                params.sm.window);
+  }
   const uint64_t uvm_operations = elastic::totals(trace).uvm_operations;
   if (trace.header.far_faults != 0 || uvm_operations != 0) {
     const stats::Group* gmmu = stats.find_group("uvm.gmmu");

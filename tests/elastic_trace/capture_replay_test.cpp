@@ -111,6 +111,27 @@ INSTANTIATE_TEST_SUITE_P(Workloads, SameConfig,
                          ::testing::Values("workload_vector_add", "workload_gemm", "workload_spmv_csr",
                                            "workload_bfs"));
 
+// The crossbar's cluster latency reaches the injectors as an annotated delay on each response:
+// a capture with it replays exactly too. A capture made with windows (sim.window > 1) replays
+// cycle by cycle, and the replay says so.
+TEST(CaptureReplay, ClusterLatencyReplaysExactlyAndWindowsAreNamed) {
+  const std::vector<std::string> network = {"gpu.crossbar.cluster_latency=12200ps", "memory.l2.hit_latency=156cycles",
+                                            "memory.l2.fill_latency=136cycles", "gpu.crossbar.input_buffer=16"};
+  const Captured c = capture("workload_vector_add", "cluster_latency", network);
+  ASSERT_GT(c.cycles, 0u);
+  EXPECT_EQ(replay_cycles(c, {}, temp("cluster_latency-replay.json")), c.cycles);
+
+  std::vector<std::string> windowed = network;
+  windowed.push_back("sim.window=16");
+  const Captured w = capture("workload_vector_add", "windowed", windowed);
+  const ProcessResult r = gpuvp({"replay", w.dir});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("note: sim.window is 16 cycles here, but the injectors replay cycle by cycle"),
+            std::string::npos)
+      << describe(r);
+  EXPECT_EQ(r.out.find("note: sim.window"), r.out.rfind("note: sim.window"));
+}
+
 TEST(CaptureReplay, CaptureLeavesTheStatisticsUnchanged) {
   const std::string plain = temp("plain.json");
   ProcessResult r = gpuvp({"run", "--stats", plain, "--", kBin + "/workload_vector_add"});
