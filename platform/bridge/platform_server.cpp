@@ -54,9 +54,10 @@ struct PlatformServer::Impl {
 
   std::vector<std::unique_ptr<TlmMonitor>> monitors;  // traced links (none when tracing is off)
   gpu::KernelModel kernel_model;
+  uint32_t window;  // sim.window: > 1, the SMs run in windows (an approximation the report names)
 
   Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer)
-      : stats(registry), kernel_model(params.command_processor.kernel_model) {
+      : stats(registry), kernel_model(params.command_processor.kernel_model), window(params.sm.window) {
     // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
     context = new sc_core::sc_simcontext();
     sc_core::sc_curr_simcontext = context;
@@ -186,6 +187,11 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
       report += prefix + which +
                 " ran on the timing model (SMs, crossbar, L2, HBM; values from the PTX model); simulated time and "
                 "cycles are modeled.\n";
+      if (impl_->window > 1) {
+        report += prefix + "the SMs ran in windows of " + std::to_string(impl_->window) +
+                  " core cycles (sim.window): CTA launches, and responses announced less than a window ahead, "
+                  "took effect at window boundaries (platform/parallel/README.md).\n";
+      }
     }
     if (estimated != 0) {
       report += prefix + plural(estimated, "kernel launch", "kernel launches") +

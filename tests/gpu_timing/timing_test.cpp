@@ -318,6 +318,10 @@ TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
   ASSERT_TRUE(a.is_number() && b.is_number()) << a << " " << b;
   EXPECT_NEAR(b.get<double>(), a.get<double>(), 0.03 * a.get<double>());
   EXPECT_NE(windowed.err.find("windows of 8 cycles, 2 threads"), std::string::npos) << describe(windowed);
+  // The approximation is named in the run's report, and only when there is one.
+  EXPECT_NE(windowed.err.find("the SMs ran in windows of 8 core cycles (sim.window)"), std::string::npos)
+      << describe(windowed);
+  EXPECT_EQ(exact.err.find("the SMs ran in windows"), std::string::npos) << describe(exact);
 }
 
 // With a cluster latency of at least the window (gpu.crossbar.cluster_latency; the v100_windowed
