@@ -113,6 +113,7 @@ struct PlatformServer::Impl {
         } while (sc_core::sc_pending_activity_at_current_time() && !bridge->time_may_advance() &&
                  !bridge->stop_requested());
       }
+      command_processor->quiesce();  // no SM window runs while the simulation is paused
       if (should_stop(stop_when)) break;
       // A satisfied HostWaiting is answered only once this instant has no activity left, so the
       // woken program's next commands find the same platform state however fast it runs.
@@ -132,6 +133,7 @@ struct PlatformServer::Impl {
     for (int i = 0; i < 16 && sc_core::sc_pending_activity_at_current_time(); ++i) {
       sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
+    command_processor->quiesce();
     if (bridge->holding_completions()) bridge->post_held_completions();
     bridge->clear_stop();
   }
@@ -189,8 +191,8 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
                 "cycles are modeled.\n";
       if (impl_->window > 1) {
         report += prefix + "the SMs ran in windows of " + std::to_string(impl_->window) +
-                  " core cycles (sim.window): CTA launches, and responses announced less than a window ahead, "
-                  "took effect at window boundaries (platform/parallel/README.md).\n";
+                  " core cycles (sim.window): CTA launches, and responses announced less than two windows "
+                  "ahead, took effect at the start of the window after next (platform/parallel/README.md).\n";
       }
     }
     if (estimated != 0) {

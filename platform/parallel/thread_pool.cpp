@@ -99,6 +99,36 @@ void ThreadPool::run(size_t count, Distribution distribution, const std::functio
     for (size_t i = 0; i < count; ++i) body(i);  // nothing to share: no wake-up
     return;
   }
+  begin(count, distribution, body);
+  finish();
+}
+
+void ThreadPool::start(size_t count, const std::function<void(size_t)>& body) {
+  if (started_) throw std::logic_error("ThreadPool::start: the last phase was not joined");
+  started_ = true;
+  pooled_ = !workers_.empty() && count != 0;
+  if (pooled_) {
+    begin(count, Distribution::kDynamic, body);
+  } else {
+    count_ = count;
+    body_ = &body;
+  }
+}
+
+void ThreadPool::join() {
+  if (!started_) return;
+  started_ = false;
+  if (pooled_) {
+    finish();
+    return;
+  }
+  const std::function<void(size_t)>& body = *body_;
+  const size_t count = count_;
+  body_ = nullptr;
+  for (size_t i = 0; i < count; ++i) body(i);
+}
+
+void ThreadPool::begin(size_t count, Distribution distribution, const std::function<void(size_t)>& body) {
   ++phases_;
   count_ = count;
   distribution_ = distribution;
@@ -114,6 +144,9 @@ void ThreadPool::run(size_t count, Distribution distribution, const std::functio
     wake = sleeping_workers_ != 0;
   }
   if (wake) start_.notify_all();
+}
+
+void ThreadPool::finish() {
   run_share(0);
   auto finished = [&] { return running_.load(std::memory_order_acquire) == 0; };
   if (!spin_until(finished)) {

@@ -44,6 +44,14 @@ class ThreadPool {
   uint32_t threads() const { return static_cast<uint32_t>(workers_.size()) + 1; }
   // Runs body(i) for every i in [0, count) and returns when all are done. Not reentrant.
   void run(size_t count, Distribution distribution, const std::function<void(size_t)>& body);
+  // The same in two halves, so that the caller can do other work while the workers run items:
+  // start() hands [0, count) to the workers (taken one by one) and returns at once; join() runs
+  // on the caller the items no worker took yet, waits for the workers and rethrows as run()
+  // does. `body` must stay alive until join() returns. With no workers start() only records the
+  // phase and join() runs every item. No run() or start() between the two.
+  void start(size_t count, const std::function<void(size_t)>& body);
+  void join();
+  bool started() const { return started_; }
   // Phases that woke the workers (count >= 2 and threads >= 2), for tests and statistics.
   uint64_t parallel_phases() const { return phases_; }
   // How long a worker waiting for the next phase, or the caller waiting for the workers, spins
@@ -53,6 +61,8 @@ class ThreadPool {
  private:
   void worker(uint32_t thread);
   void run_share(uint32_t thread);
+  void begin(size_t count, Distribution distribution, const std::function<void(size_t)>& body);
+  void finish();
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
@@ -72,6 +82,8 @@ class ThreadPool {
   std::vector<size_t> failed_index_;              // per thread: lowest failing index (or SIZE_MAX)
   std::vector<std::exception_ptr> failure_;       // per thread: its exception
   uint64_t phases_ = 0;
+  bool started_ = false;   // start() was called, join() not yet
+  bool pooled_ = false;    // the started phase woke the workers
 };
 
 }  // namespace gpuvp::parallel

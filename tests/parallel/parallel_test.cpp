@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -58,6 +59,41 @@ TEST(ThreadPool, BackToBackAndSpacedPhasesAreAllRun) {
   }
   for (size_t i = 0; i < sums.size(); ++i) EXPECT_EQ(sums[i], expected + i * 3000u);
   EXPECT_EQ(pool.parallel_phases(), 3000u);
+}
+
+// start() hands a phase to the workers and returns; the caller works on something else (the
+// SM stepper: the memory side's phase) and join() runs what no worker took, waits for the rest
+// and rethrows. With one thread start() runs nothing and join() everything.
+TEST(ThreadPool, StartReturnsAndJoinFinishesThePhase) {
+  for (uint32_t threads : {1u, 2u, 4u}) {
+    ThreadPool pool(threads);
+    for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{200}}) {
+      std::vector<int> hits(count, 0);
+      const std::function<void(size_t)> body = [&](size_t i) { ++hits[i]; };
+      pool.start(count, body);
+      EXPECT_TRUE(pool.started());
+      if (threads == 1) EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 0) << "no worker: nothing runs yet";
+      uint64_t caller_work = 0;  // the caller's own work between the two calls
+      for (uint64_t k = 0; k < 100000; ++k) caller_work += k;
+      EXPECT_EQ(caller_work, 4999950000u);
+      pool.join();
+      EXPECT_FALSE(pool.started());
+      EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), static_cast<long>(count)) << threads << " threads, " << count;
+      pool.join();  // joining again: nothing to do
+    }
+    const std::function<void(size_t)> failing = [](size_t i) {
+      if (i == 3 || i == 9) throw std::runtime_error("item " + std::to_string(i));
+    };
+    pool.start(12, failing);
+    EXPECT_THROW(pool.start(1, failing), std::logic_error) << "a second start before the join";
+    try {
+      pool.join();
+      ADD_FAILURE() << "join() did not rethrow";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "item 3");
+    }
+    pool.run(3, Distribution::kStatic, [](size_t) {});  // usable afterwards
+  }
 }
 
 TEST(ThreadPool, StaticBlocksRunOnTheirOwnThreads) {

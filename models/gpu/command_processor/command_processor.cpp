@@ -274,13 +274,19 @@ CommandProcessor::Result CommandProcessor::hello(uint32_t channel) {
   if (contexts_[channel] != nullptr) goodbye(channel);  // a stale context never leaks into a new one
   contexts_[channel] = std::make_unique<Context>();
   Context& context = *contexts_[channel];
+  context.memory.set_before_change([this] { quiesce(); });
   context.runtime = std::make_unique<DeviceRuntimeService>(context.memory, params_.command_processor, *runtime_stats_);
   ++*stats_->contexts_created;
   return Result::ok(channel);
 }
 
+void CommandProcessor::quiesce() {
+  if (timing_ != nullptr) timing_->quiesce();
+}
+
 CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
   if (contexts_[channel] == nullptr) return Result::ok();
+  quiesce();  // the context's memory goes
   drop_exports(channel, 0);  // other programs' imports of its memory go before its pages do
   std::unique_ptr<Context> context = std::move(contexts_[channel]);
   *stats_->bytes_unmapped += context->mapped_bytes;
@@ -991,6 +997,7 @@ CommandProcessor::Result CommandProcessor::launch(Context& context, uint32_t cha
       // A device-side cudaMemcpyAsync, in its place among the children (at HBM speed, read + write).
       const ptx::DeviceLaunch& copy = child.launch;
       std::vector<uint8_t> bytes(copy.copy_bytes);
+      quiesce();  // write() is the executor's path: no before-change hook
       if (!memory.read(copy.copy_source, bytes.data(), bytes.size()) ||
           !memory.write(copy.copy_destination, bytes.data(), bytes.size())) {
         result.status = ptx::LaunchStatus::kIllegalAddress;

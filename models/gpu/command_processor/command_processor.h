@@ -73,6 +73,10 @@ class CommandProcessor : public sc_core::sc_module {
   // Gets one line the first time each kernel name falls back to the functional model and the
   // first time each faults (the platform prints it on stderr). None by default.
   void set_notice_sink(std::function<void(const std::string&)> sink) { notice_ = std::move(sink); }
+  // Finishes a window the timing model's SMs may be running on other host threads
+  // (models/gpu/sm/sm_stepper.h): call before reading or changing model state from outside the
+  // simulation's own processes. Device memory's host-side changes call it themselves.
+  void quiesce();
 
  private:
   struct Context;

@@ -170,6 +170,8 @@ uint32_t GpuTiming::sm_count() const { return impl_->sms; }
 
 uvm::UvmSystem& GpuTiming::uvm() { return *impl_->uvm_system; }
 
+void GpuTiming::quiesce() { impl_->core.stepper().quiesce(); }
+
 KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_node) {
   Impl& m = *impl_;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
@@ -220,6 +222,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   // the L1 TLBs (never taken without managed memory).
   while (m.uvm_system->holding_requests()) sc_core::wait(m.uvm_system->drained());
   while (!m.copy_engine.idle()) sc_core::wait(m.copy_engine.drained());
+  m.core.stepper().quiesce();  // the kernel's statistics are read now
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
   progress::kernel_end(kernel_id, end.value());

@@ -56,6 +56,8 @@ class GpuTiming : public sc_core::sc_module {
   KernelTiming run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_node = false);
 
   uint32_t sm_count() const;
+  // Finishes a window the SMs may be running on other host threads (SmStepper::quiesce).
+  void quiesce();
   // Unified memory (models/uvm/uvm_system.h): an L1 TLB sits on every SM's memory path.
   uvm::UvmSystem& uvm();
 

@@ -15,6 +15,7 @@ std::string hex(uint64_t value) {
 }  // namespace
 
 uint64_t DeviceMemory::allocate(uint64_t size, uint64_t alignment) {
+  before_change();
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::invalid_argument("allocation alignment must be a power of two");
   const uint64_t bytes = std::max<uint64_t>(size, 1);
   uint64_t base = (next_free_ + alignment - 1) & ~(alignment - 1);
@@ -27,12 +28,14 @@ uint64_t DeviceMemory::allocate(uint64_t size, uint64_t alignment) {
 }
 
 uint64_t DeviceMemory::reserve(uint64_t size) {
+  before_change();
   const uint64_t base = (next_free_ + kPageBytes - 1) & ~(kPageBytes - 1);
   next_free_ = base + ((std::max<uint64_t>(size, 1) + kPageBytes - 1) & ~(kPageBytes - 1));
   return base;
 }
 
 void DeviceMemory::release(uint64_t address) {
+  before_change();
   auto it = allocations_.find(address);
   if (it == allocations_.end()) throw IllegalHostAccess("release of " + hex(address) + ", which is not an allocation");
   const uint64_t first = address / kPageBytes;
@@ -43,6 +46,7 @@ void DeviceMemory::release(uint64_t address) {
 }
 
 void DeviceMemory::map(uint64_t address, uint64_t size) {
+  before_change();
   if (size == 0) return;
   if (address + size < address) throw std::invalid_argument("mapping wraps around the address space");
   const uint64_t first = address / kPageBytes;
@@ -91,6 +95,7 @@ uint8_t* DeviceMemory::find_page(uint64_t page_number) const {
 }
 
 void DeviceMemory::map_foreign(uint64_t address, uint64_t size, uint8_t* bytes) {
+  before_change();
   if (address % kPageBytes != 0 || size == 0 || address + size < address) {
     throw std::invalid_argument("foreign mapping at " + hex(address) + " is not page aligned or wraps");
   }
@@ -106,6 +111,7 @@ void DeviceMemory::map_foreign(uint64_t address, uint64_t size, uint8_t* bytes) 
 }
 
 void DeviceMemory::unmap_foreign(uint64_t address, uint64_t size) {
+  before_change();
   const uint64_t first = address / kPageBytes;
   const uint64_t count = (size + kPageBytes - 1) / kPageBytes;
   for (uint64_t i = 0; i < count; ++i) foreign_pages_.erase(first + i);
@@ -161,6 +167,7 @@ bool DeviceMemory::write(uint64_t address, const void* source, uint64_t size) {
 }
 
 void DeviceMemory::copy_to_device(uint64_t address, const void* source, uint64_t size) {
+  before_change();
   if (!write(address, source, size)) throw IllegalHostAccess("host write of " + std::to_string(size) + " bytes at unmapped device address " + hex(address));
 }
 
@@ -171,6 +178,7 @@ void DeviceMemory::copy_from_device(void* destination, uint64_t address, uint64_
 }
 
 void DeviceMemory::fill(uint64_t address, uint8_t value, uint64_t size) {
+  before_change();
   if (!is_mapped(address, size)) throw IllegalHostAccess("host fill of " + std::to_string(size) + " bytes at unmapped device address " + hex(address));
   for_each_chunk(address, size, [&](uint8_t* bytes, uint64_t, uint64_t chunk) { std::memset(bytes, value, chunk); });
 }

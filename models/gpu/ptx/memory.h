@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -69,6 +70,11 @@ class DeviceMemory final : public MemoryInterface {
   uint8_t* direct_page(uint64_t address) override { return find_page(address / kPageBytes); }
   static_assert(kPageBytes == kDirectPageBytes, "direct_page windows are this memory's pages");
 
+  // Called first by every host-side change below (allocation, mapping, copies, fills; not by
+  // write(), the executor's path): the timing model finishes a window that SMs on other host
+  // threads may be running against this memory.
+  void set_before_change(std::function<void()> hook) { before_change_ = std::move(hook); }
+
   // Host-side copies (cudaMemcpy); throw IllegalHostAccess naming the address.
   void copy_to_device(uint64_t address, const void* source, uint64_t size);
   void copy_from_device(void* destination, uint64_t address, uint64_t size) const;
@@ -88,6 +94,9 @@ class DeviceMemory final : public MemoryInterface {
  private:
   using Page = std::unique_ptr<uint8_t[]>;
   uint8_t* find_page(uint64_t page_number) const;
+  void before_change() {
+    if (before_change_) before_change_();
+  }
   // Calls visit(page_bytes_or_null, offset_in_range, chunk) for each page touched.
   template <typename Visit>
   bool for_each_chunk(uint64_t address, uint64_t size, Visit&& visit) const;
@@ -96,6 +105,7 @@ class DeviceMemory final : public MemoryInterface {
   std::unordered_map<uint64_t, uint8_t*> foreign_pages_;  // page number -> bytes owned elsewhere
   std::map<uint64_t, uint64_t> allocations_;  // base -> size, for release()
   uint64_t next_free_ = kHeapBase;
+  std::function<void()> before_change_;
   // Most accesses hit the page of the previous one: each host thread keeps a one-entry cache
   // (memory.cpp) tagged with this epoch, so concurrent reads (a parallel SM phase) do not race.
   static uint64_t next_cache_epoch();

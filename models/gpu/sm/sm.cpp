@@ -414,8 +414,12 @@ struct Sm::Impl {
   bool t_lsu_done = false;
   bool t_lsu_busy = false;
   // Windowed stepping (SmStepper, sim.window > 1): the SM runs a window of cycles on a host
-  // thread; what leaves it is stamped with its cycle and delivered by the stepper in SystemC
-  // time (deliver_deferred): requests through `mem`, completed CTAs to the scheduler.
+  // thread; what leaves it is stamped with its cycle and kept in the outbox; at the boundary the
+  // stepper hands the outbox over to the delivery queues, which the SystemC thread empties in
+  // SystemC time (deliver_deferred), maybe while the SM runs its next window: requests through
+  // `mem`, completed CTAs to the scheduler. Responses arriving meanwhile wait in the inbox until
+  // the boundary (drain_inbox). The SM's own thread touches only the outbox; the SystemC
+  // thread only the delivery queues and the inbox.
   bool windowed = false;
   bool defer_commit = false;     // stages accumulate over the window (committed by the stepper)
   bool deadlock_pending = false;  // tick_serial found a barrier deadlock inside a window
@@ -429,10 +433,17 @@ struct Sm::Impl {
     uint32_t slot;
     uint64_t kernel_id, linear;
   };
-  std::vector<DeferredRequest> deferred_requests;
+  struct Arrival {
+    tlm::tlm_generic_payload* gp;
+    uint64_t cycle;   // the response takes effect after this cycle
+  };
+  std::vector<DeferredRequest> outbox_requests;  // this window's (the SM's thread)
+  std::vector<DeferredCta> outbox_ctas;
+  std::vector<DeferredRequest> deferred_requests;  // handed over, not yet sent (SystemC thread)
   size_t deferred_request_head = 0;
   std::vector<DeferredCta> deferred_ctas;
   tlm::tlm_generic_payload* replay_in_flight = nullptr;  // a deferred request awaiting END_REQ
+  std::vector<Arrival> inbox;  // responses since the last boundary (SystemC thread)
   uint64_t retire_cycle = 0;                               // the cycle retire_done() runs in
 
   stats::Group& group;
@@ -1299,7 +1310,7 @@ struct Sm::Impl {
     if (o.kind == AccessKind::Atomic || o.kind == AccessKind::Reduction) ++atomic_requests;
     outgoing.pop();
     if (windowed) {  // accepted at once here; the stepper sends it at its cycle's time
-      deferred_requests.push_back({c, gp});
+      outbox_requests.push_back({c, gp});
       send_allowed = c + 1 + extra;
       return true;
     }
@@ -1363,7 +1374,7 @@ struct Sm::Impl {
 
   bool memory_idle() const {
     if (!lsu.empty() || !const_queue.empty() || !outgoing.empty() || !responses.empty() || request_in_flight) return false;
-    if (deferred_request_head < deferred_requests.size() || replay_in_flight != nullptr) return false;
+    if (!outbox_requests.empty()) return false;  // windowed: sent at the boundary
     for (const uint64_t word : mshr_busy) {
       if (word != 0) return false;
     }
@@ -1420,7 +1431,7 @@ struct Sm::Impl {
       }
       if (cta.run->observed()) --observed_ctas;
       if (windowed) {  // the kernel run and the scheduler are shared: the stepper delivers it
-        deferred_ctas.push_back({retire_cycle, cta.run, cta.slot, cta.kernel_id, cta.linear});
+        outbox_ctas.push_back({retire_cycle, cta.run, cta.slot, cta.kernel_id, cta.linear});
       } else {
         cta.run->retire_cta(cta.slot);
       }
@@ -1604,7 +1615,7 @@ struct Sm::Impl {
       const tlm::tlm_sync_enum status = owner->mem->nb_transport_fw(*gp, phase, delay);
       if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
         replay_in_flight = nullptr;
-        response(*gp, c);
+        owner->arrive(*gp, c);
       } else if (status == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
         replay_in_flight = nullptr;
       }
@@ -1739,6 +1750,7 @@ uint32_t Sm::resident_ctas() const {
 }
 
 void Sm::configure_shared(uint64_t shared_bytes) {
+  if (stepper_ != nullptr) stepper_->quiesce();  // the SM may be running a window
   Impl& s = *impl_;
   const uint64_t bytes = s.params.l1_capacity(shared_bytes);
   if (bytes == s.l1.bytes()) return;
@@ -1747,6 +1759,7 @@ void Sm::configure_shared(uint64_t shared_bytes) {
 }
 
 void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
+  if (stepper_ != nullptr) stepper_->quiesce();  // the SMs may be running a window (they share `run`)
   Impl& s = *impl_;
   const uint32_t n = run.warps_per_cta();
   if (n > free_warp_slots()) throw std::logic_error("Sm::launch_cta: not enough warp slots");
@@ -1859,6 +1872,8 @@ void Sm::deliver_deferred(uint64_t c) {
   size_t done = 0;
   while (done < s.deferred_ctas.size() && s.deferred_ctas[done].cycle <= c) ++done;
   if (done == 0) return;
+  // Retiring changes the kernel run the other SMs read, and the scheduler may read statistics.
+  if (stepper_ != nullptr) stepper_->quiesce();
   // Copied out first: the callback may launch a CTA here, which may complete in a later window.
   std::vector<Impl::DeferredCta> now(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
   s.deferred_ctas.erase(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
@@ -1867,6 +1882,37 @@ void Sm::deliver_deferred(uint64_t c) {
     if (cta_done_) cta_done_(index_, *d.run, d.kernel_id, d.linear);
   }
 }
+
+void Sm::hand_over() {
+  Impl& s = *impl_;
+  if (s.deferred_request_head == s.deferred_requests.size()) {
+    s.deferred_requests.clear();
+    s.deferred_request_head = 0;
+  }
+  s.deferred_requests.insert(s.deferred_requests.end(), s.outbox_requests.begin(), s.outbox_requests.end());
+  s.outbox_requests.clear();
+  s.deferred_ctas.insert(s.deferred_ctas.end(), s.outbox_ctas.begin(), s.outbox_ctas.end());
+  s.outbox_ctas.clear();
+}
+
+void Sm::arrive(tlm::tlm_generic_payload& gp, uint64_t c) {
+  Impl& s = *impl_;
+  if (s.inbox.empty()) stepper_->note_arrival(index_);
+  s.inbox.push_back({&gp, stepper_->arrival_cycle(c + 1) - 1});
+}
+
+void Sm::drain_inbox() {
+  Impl& s = *impl_;
+  uint64_t first = kNever;
+  for (const Impl::Arrival& a : s.inbox) {
+    s.response(*a.gp, a.cycle);
+    first = std::min(first, a.cycle + 1);
+  }
+  s.inbox.clear();
+  if (first != kNever) stepper_->schedule(index_, first);
+}
+
+bool Sm::captures() const { return impl_->l1_observer != nullptr; }
 
 bool Sm::idle() const { return impl_->idle(); }
 
@@ -1924,6 +1970,10 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
     if (s.request_in_flight && s.in_flight == &gp) {  // BEGIN_RESP implies END_REQ for it
       s.request_in_flight = false;
       s.send_allowed = c + 1;
+    }
+    if (s.windowed && stepper_ != nullptr) {
+      arrive(gp, c);  // the SM may be running a window: applied at the boundary
+      return tlm::TLM_COMPLETED;
     }
     s.response(gp, c);
     notify_wake(delay);

@@ -172,11 +172,19 @@ class Sm : public sc_core::sc_module {
   // In SystemC time: sends the requests stamped <= cycle (one BEGIN_REQ outstanding at a time)
   // and retires the CTAs completed <= cycle (CtaDone callbacks), in stamp order.
   void deliver_deferred(uint64_t cycle);
+  // At a boundary (no window running): the last window's requests and completed CTAs join the
+  // delivery queue; the responses that arrived since the last boundary take effect (each at the
+  // cycle SmStepper::arrival_cycle gave it when it arrived).
+  void hand_over();
+  void drain_inbox();
+  // Elastic trace capture is on (its notes are told from the SM's own lists).
+  bool captures() const;
 
  private:
   struct Impl;
   void thread();
   void notify_wake(const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);  // acts the edge after now + delay
+  void arrive(tlm::tlm_generic_payload& gp, uint64_t cycle);  // windowed: a response into the inbox
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   uint32_t index_;

@@ -64,6 +64,7 @@ struct SmParams {
   parallel::Distribution distribution = parallel::Distribution::kStatic;
   uint32_t window = 1;  // core cycles an SM runs between synchronizations (1: every cycle)
   bool window_profile = false;  // print host time in windows vs at boundaries (stderr, at exit)
+  bool overlap = true;  // windowed: the memory side simulates a window while the SMs run the next
   uint32_t parallel_min_work = 40000;  // host ns of SM work a phase needs to be shared (0: always)
 
   template <class Knobs>
@@ -147,6 +148,9 @@ struct SmParams {
     k.flag(&SmParams::window_profile, "sim.window_profile", false,
            "at exit, print to stderr the host seconds spent with SMs running windows and at window boundaries "
            "(host timing for the parallel benchmark, not a statistic)");
+    k.flag(&SmParams::overlap, "sim.overlap", true,
+           "windowed: the memory side simulates what one window sent while the SMs run the next window on "
+           "other host threads (false: one after the other; never changes a reported number)");
     k.integer(&SmParams::parallel_min_work, "sim.parallel_min_work", 40000, 0, 100000000,
               "host nanoseconds of SM work a window (or cycle) must have for the stepping threads to share it; "
               "smaller ones run on one thread, saving the pool's wake-up (0: always share; estimated from a "

@@ -25,6 +25,8 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
       window_(std::max<uint32_t>(params.window, 1)),
       windowed_(window_ > 1),
       window_profile_(params.window_profile),
+      overlap_(params.overlap),
+      sm_cpu_seconds_(sms_.size(), 0.0),
       pool_(std::max<uint32_t>(params.threads, 1)) {
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (sms_[i]->index() != i) throw std::invalid_argument("SmStepper: SM " + std::to_string(i) + " has index " +
@@ -33,6 +35,16 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
     sms_[i]->set_windowed(windowed_);
   }
   due_.reserve(sms_.size());
+  window_body_ = [this](size_t k) {
+    const uint32_t i = due_[k];
+    if (!window_profile_) {
+      next_[i] = run_sm(i, next_[i], window_end_, true);
+      return;
+    }
+    const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    next_[i] = run_sm(i, next_[i], window_end_, true);
+    sm_cpu_seconds_[i] += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  };
   SC_HAS_PROCESS(SmStepper);
   SC_THREAD(thread);
   SC_METHOD(deliver_accepted);
@@ -52,7 +64,12 @@ void SmStepper::deliver_accepted() {
 }
 
 SmStepper::~SmStepper() {
+  try {
+    quiesce();
+  } catch (...) {  // a window's error has nobody left to report to
+  }
   if (window_profile_) {
+    for (const double seconds : sm_cpu_seconds_) window_cpu_seconds_ += seconds;
     // CPU seconds of every thread of the process: the windows' part can be shared by threads,
     // the rest (boundaries, the memory side, SystemC, the host program's calls) cannot.
     const double process_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
@@ -64,18 +81,30 @@ SmStepper::~SmStepper() {
   }
 }
 
+uint64_t SmStepper::arrival_cycle(uint64_t cycle) const {
+  // While SystemC time is in phase p the SMs run (or ran) window p + 1: an outside event takes
+  // effect at the start of window p + 2 at the earliest, whether or not the SM is busy (windows
+  // are aligned to multiples of the window length, so idle skipping changes nothing). An event
+  // announced for a later cycle (a response with the crossbar's cluster latency as its annotated
+  // delay) takes effect at its own cycle: no SM has run that far.
+  if (!windowed_) return cycle;
+  return std::max(cycle, (clock_.cycle_at(current_time()) / window_ + 2) * window_);
+}
+
+void SmStepper::quiesce() {
+  if (!window_running_) return;
+  window_running_ = false;
+  pool_.join();
+}
+
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
-  // Windowed, an outside event for a cycle inside the window it arrives in takes effect at that
-  // window's end (windows are aligned to multiples of the window length), whether or not the
-  // SM ran that window yet: so idle skipping changes nothing. An event announced for a later
-  // window (a response with the crossbar's cluster latency as its annotated delay) takes effect
-  // at its own cycle: no SM has run that far. The SM may have run ahead of SystemC time: never
-  // before its last cycle.
-  if (windowed_) {
-    const uint64_t window_end = (clock_.cycle_at(current_time()) / window_ + 1) * window_;
-    cycle = std::max(cycle, window_end);
-    if (!fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
-  }
+  quiesce();  // next_ and fresh_ belong to the window's threads while it runs
+  schedule(sm, arrival_cycle(cycle));
+}
+
+void SmStepper::schedule(uint32_t sm, uint64_t cycle) {
+  // The SM may have run ahead of SystemC time: never before its last cycle.
+  if (windowed_ && !fresh_[sm]) cycle = std::max(cycle, sms_[sm]->last_cycle() + 1);
   next_[sm] = std::min(next_[sm], cycle);
   earliest_ = std::min(earliest_, cycle);
   if (!in_cycle_) wake_.notify(sc_core::SC_ZERO_TIME);
@@ -84,6 +113,24 @@ void SmStepper::wake(uint32_t sm, uint64_t cycle) {
 void SmStepper::thread() {
   using sc_core::sc_time_stamp;
   while (true) {
+    if (windowed_) {
+      // Responses that arrived since the last look: no window is running now, and their cycles
+      // were set when they arrived (arrival_cycle), so they can go to the SMs at once.
+      for (const uint32_t i : arrived_) sms_[i]->drain_inbox();
+      arrived_.clear();
+      const uint64_t phase = next_phase();
+      if (phase == kNever) {
+        wait(wake_);
+        continue;
+      }
+      const sc_core::sc_time at = clock_.time_of_cycle(phase * window_);
+      if (at > current_time()) {
+        wait(at - current_time(), wake_);
+        if (current_time() < at) continue;  // woken before: something may be due earlier
+      }
+      run_phase(std::max(phase, clock_.cycle_at(current_time()) / window_));
+      continue;
+    }
     const uint64_t due = earliest_;
     if (due == kNever) {
       wait(wake_);
@@ -94,8 +141,7 @@ void SmStepper::thread() {
       wait(at - current_time(), wake_);
       if (current_time() < at) continue;  // woken before the edge: something may be due earlier
     }
-    if (windowed_) step_window(due / window_ * window_);
-    else step_cycle(due);
+    step_cycle(due);
   }
 }
 
@@ -158,36 +204,82 @@ void SmStepper::run_due(const std::function<void(size_t)>& body) {
   pool_.run(n, params_.distribution, body);  // one thread, or one SM: a plain loop
 }
 
-void SmStepper::step_window(uint64_t begin) {
+uint64_t SmStepper::next_phase() const {
+  // SM window w runs beside phase w - 1; a delivery stamped c belongs to phase c / W.
+  uint64_t phase = kNever;
+  if (earliest_ != kNever) phase = earliest_ / window_ == 0 ? 0 : earliest_ / window_ - 1;
+  for (const uint32_t i : delivering_) {
+    const uint64_t c = sms_[i]->next_deferred();
+    if (c != kNever) phase = std::min(phase, c / window_);
+  }
+  return phase;
+}
+
+void SmStepper::run_phase(uint64_t phase) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  const double cpu0 = window_profile_ ? cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) : 0;
-  const uint64_t end = begin + window_;
+  const uint64_t phase_end = (phase + 1) * window_;
+  window_end_ = phase_end + window_;
   in_cycle_ = true;
-  earliest_ = kNever;  // recomputed below; wakes during the deliveries lower it
   due_.clear();
-  bool observed = false;
+  bool alone = !overlap_ || pool_.threads() < 2;  // the window runs first, the phase after it
   for (uint32_t i = 0; i < sms_.size(); ++i) {
-    if (next_[i] >= end) continue;
+    if (next_[i] >= window_end_) continue;
     due_.push_back(i);
-    observed = observed || sms_[i]->observed();
+    alone = alone || sms_[i]->observed() || sms_[i]->captures();
   }
-  ++windows_;
-  // 1. The window: every due SM alone, stages accumulating, messages kept.
-  for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
-  auto body = [this, end](size_t k) {
-    const uint32_t i = due_[k];
-    next_[i] = run_sm(i, next_[i], end, true);
-  };
-  if (observed) {
-    for (size_t k = 0; k < due_.size(); ++k) body(k);
-  } else {
-    run_due(body);
+  if (!due_.empty()) {
+    ++windows_;
+    for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
+    if (alone) {
+      bool observed = false;
+      for (const uint32_t i : due_) observed = observed || sms_[i]->observed();
+      if (observed) {
+        for (size_t k = 0; k < due_.size(); ++k) window_body_(k);
+      } else {
+        run_due(window_body_);
+      }
+    } else {
+      pool_.start(due_.size(), window_body_);
+      window_running_ = true;
+    }
   }
+  in_cycle_ = false;  // wakes of the phase notify the loop, which looks again after it  // The phase: what the last window sent, at its stamps, in (cycle, SM, sequence) order, with
+  // the memory side running in SystemC time up to the phase's end. Requests behind one the
+  // memory side has not accepted yet wait for it (deliver_accepted).
+  while (true) {
+    uint64_t c = kNever;
+    for (const uint32_t i : delivering_) c = std::min(c, sms_[i]->next_deferred());
+    if (c >= phase_end) break;
+    const sc_core::sc_time at = clock_.time_of_cycle(c);
+    if (at > current_time()) wait(at - current_time());
+    for (const uint32_t i : delivering_) {
+      if (sms_[i]->next_deferred() == c) sms_[i]->deliver_deferred(c);
+    }
+  }
+  const sc_core::sc_time end_time = clock_.time_of_cycle(phase_end);
+  if (!due_.empty() && end_time > current_time()) wait(end_time - current_time());
   const auto t1 = clock::now();
-  if (window_profile_) window_cpu_seconds_ += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-  // 2. The boundary, in SM order: stores become visible to every SM; SMs stopped before a
-  //    serial-only instruction finish the window unstaged; deadlocks are reported.
+  quiesce();
+  const auto t2 = clock::now();
+  in_cycle_ = true;
+  if (!due_.empty()) boundary(window_end_);
+  delivering_.erase(std::remove_if(delivering_.begin(), delivering_.end(),
+                                   [this](uint32_t i) { return !sms_[i]->deferred_pending(); }),
+                    delivering_.end());
+  uint64_t earliest = kNever;
+  for (const uint64_t n : next_) earliest = std::min(earliest, n);
+  earliest_ = earliest;
+  in_cycle_ = false;
+  const auto t3 = clock::now();
+  window_seconds_ += std::chrono::duration<double>(t2 - t1).count();
+  boundary_seconds_ += std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+}
+
+void SmStepper::boundary(uint64_t end) {
+  // In SM order: stores become visible to every SM; SMs stopped before a serial-only instruction
+  // finish the window unstaged; deadlocks are reported; what the window sent joins the
+  // delivery queues.
   for (const uint32_t i : due_) {
     sms_[i]->commit_stages();
     sms_[i]->set_defer_commit(false);
@@ -206,27 +298,14 @@ void SmStepper::step_window(uint64_t begin) {
     }
     next_[i] = next == kNever ? kNever : run_sm(i, next, end, false);
   }
-  for (const uint32_t i : due_) sms_[i]->finish_window();
-  in_cycle_ = false;
-  // 3. Deliveries at their stamps, in (cycle, SM, sequence) order, in SystemC time. Requests
-  //    behind one the memory side has not accepted yet wait for it (deliver_accepted), without
-  //    holding up the next window.
-  while (true) {
-    uint64_t c = kNever;
-    for (const uint32_t i : due_) c = std::min(c, sms_[i]->next_deferred());
-    if (c == kNever) break;
-    const sc_core::sc_time at = clock_.time_of_cycle(c);
-    if (at > current_time()) wait(at - current_time());
-    for (const uint32_t i : due_) {
-      if (sms_[i]->next_deferred() == c) sms_[i]->deliver_deferred(c);
-    }
+  const size_t delivering = delivering_.size();
+  for (const uint32_t i : due_) {
+    sms_[i]->finish_window();
+    sms_[i]->hand_over();
+    if (sms_[i]->deferred_pending()) delivering_.push_back(i);
   }
-  uint64_t earliest = kNever;
-  for (const uint64_t n : next_) earliest = std::min(earliest, n);
-  earliest_ = std::min(earliest_, earliest);
-  const auto t2 = clock::now();
-  window_seconds_ += std::chrono::duration<double>(t1 - t0).count();
-  boundary_seconds_ += std::chrono::duration<double>(t2 - t1).count();
+  std::inplace_merge(delivering_.begin(), delivering_.begin() + static_cast<long>(delivering), delivering_.end());
+  delivering_.erase(std::unique(delivering_.begin(), delivering_.end()), delivering_.end());
 }
 
 void SmStepper::step_cycle(uint64_t c) {

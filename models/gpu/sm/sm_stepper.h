@@ -18,14 +18,20 @@
 // cost on this host, also runs on the SystemC thread alone.
 //
 // Windowed (sim.window = W > 1; platform/parallel/README.md): the SMs are partitions that run
-// alone for a window [T, T + W) of core cycles, each on some pool thread, with their global
-// stores staged (an SM reads its own), requests and completed CTAs kept with their cycle stamp.
-// At the boundary, on the SystemC thread: stages commit in SM order; an SM that stopped before
-// an atomic/printf finishes the window here, in SM order, unstaged; then, advancing SystemC
-// time, the kept messages go out at their stamps in (cycle, SM, sequence) order: requests into
-// `mem` (one BEGIN_REQ outstanding per SM), CTA completions to the scheduler. Responses and
-// launches that arrive meanwhile take effect at the SM's next window. 1 thread runs the same
-// windows, so statistics are byte-identical for any thread count. W = 1 keeps the two phases
+// alone for a window of W core cycles, each on some pool thread, with their global stores staged
+// (an SM reads its own), requests and completed CTAs kept with their cycle stamp. Phase p: the
+// SMs run window p + 1 on the pool while this SystemC process delivers what window p sent, at
+// its stamps in (cycle, SM, sequence) order, advancing SystemC time (and the memory side with
+// it) from pW to (p + 1)W: requests into `mem` (one BEGIN_REQ outstanding per SM), CTA
+// completions to the scheduler. Then the boundary, on the SystemC thread: stages commit in SM
+// order; an SM that stopped before an atomic/printf finishes the window here, in SM order,
+// unstaged; responses that arrived in the phase go to the SMs. So anything the memory side
+// sends during phase p takes effect in window p + 2 at the earliest (arrival_cycle). Whatever
+// must not happen while SMs run (a CTA retiring or launching, a host-side change of device
+// memory, statistics read at a kernel's end) first calls quiesce(), which finishes the running
+// window; that changes nothing the SMs compute, which never sees the phase's effects. With
+// `sim.overlap = false`, or one thread, the window runs first and the phase after it: the same
+// simulation. Statistics are byte-identical for any thread count. W = 1 keeps the two phases
 // per cycle above.
 //
 // No sockets: the SMs keep theirs (GpuCore binds them to the clusters).
@@ -52,8 +58,21 @@ class SmStepper : public sc_core::sc_module {
   SmStepper(const SmStepper&) = delete;
   SmStepper& operator=(const SmStepper&) = delete;
 
-  // SM `sm` can act at core cycle `cycle` (a launch, a response, END_REQ).
+  // SM `sm` can act at core cycle `cycle` (a launch, a response, END_REQ); windowed, not before
+  // arrival_cycle(cycle).
   void wake(uint32_t sm, uint64_t cycle);
+  // Windowed: the first cycle at which something arriving from the memory side now, for `cycle`,
+  // can take effect (the SMs may be running the next window already); `cycle` otherwise.
+  uint64_t arrival_cycle(uint64_t cycle) const;
+  // Finishes the window the SMs may be running on other threads (no-op when none is).
+  void quiesce();
+  // Windowed: SM `sm` has responses in its inbox, for the next boundary.
+  void note_arrival(uint32_t sm) {
+    arrived_.push_back(sm);
+    if (!in_cycle_) wake_.notify(sc_core::SC_ZERO_TIME);
+  }
+  // Windowed, at a boundary: SM `sm` can act at `cycle`, a cycle arrival_cycle gave before.
+  void schedule(uint32_t sm, uint64_t cycle);
   uint32_t threads() const { return pool_.threads(); }
   // Cycles (windows, when windowed) in which the parallel phase ran on the pool.
   uint64_t parallel_phases() const { return pool_.parallel_phases(); }
@@ -68,7 +87,10 @@ class SmStepper : public sc_core::sc_module {
  private:
   void thread();
   void step_cycle(uint64_t c);
-  void step_window(uint64_t begin);
+  // Windowed: the phase in which something is due (an SM in the next window, or a delivery).
+  uint64_t next_phase() const;
+  void run_phase(uint64_t phase);
+  void boundary(uint64_t end);
   void deliver_accepted();  // SC_METHOD on deferred_ready_
   static double cpu_seconds(clockid_t clock);
   // body(k) for every k in [0, due_.size()): on the pool, or on this thread alone when the phase
@@ -89,10 +111,17 @@ class SmStepper : public sc_core::sc_module {
   uint32_t window_ = 1;
   bool windowed_ = false;  // window_ > 1: step_window, else step_cycle
   bool window_profile_ = false;
+  bool overlap_ = true;          // windowed: phases run beside the SMs' window (sim.overlap)
+  bool window_running_ = false;  // the pool runs a window started by run_phase, not joined yet
   sc_core::sc_event deferred_ready_;
   double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0;
+  std::vector<double> sm_cpu_seconds_;  // windowed profile: thread CPU each SM's windows took
   uint64_t windows_ = 0;
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
+  std::vector<uint32_t> delivering_;  // windowed: SMs with a non-empty delivery queue, in index order
+  std::vector<uint32_t> arrived_;     // windowed: SMs with responses in their inbox
+  std::function<void(size_t)> window_body_;  // runs due_[k] to window_end_
+  uint64_t window_end_ = 0;
   parallel::ThreadPool pool_;
   uint64_t phases_run_ = 0;     // calls of run_due: every 64th runs on one thread, timed
   double sm_phase_ns_ = 0;      // host ns per due SM, from the last timed single-thread phase
