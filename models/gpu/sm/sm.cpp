@@ -418,8 +418,9 @@ struct Sm::Impl {
   // stepper hands the outbox over to the delivery queues, which the SystemC thread empties in
   // SystemC time (deliver_deferred), maybe while the SM runs its next window: requests through
   // `mem`, completed CTAs to the scheduler. Responses arriving meanwhile wait in the inbox until
-  // the boundary (drain_inbox). The SM's own thread touches only the outbox; the SystemC
-  // thread only the delivery queues and the inbox.
+  // the boundary (take_inbox), then in `arrived` until the SM's thread applies them at the start
+  // of its next window (apply_arrivals). The SM's own thread touches the outbox and `arrived`;
+  // the SystemC thread the delivery queues and the inbox.
   bool windowed = false;
   bool defer_commit = false;     // stages accumulate over the window (committed by the stepper)
   bool deadlock_pending = false;  // tick_serial found a barrier deadlock inside a window
@@ -444,6 +445,8 @@ struct Sm::Impl {
   std::vector<DeferredCta> deferred_ctas;
   tlm::tlm_generic_payload* replay_in_flight = nullptr;  // a deferred request awaiting END_REQ
   std::vector<Arrival> inbox;  // responses since the last boundary (SystemC thread)
+  uint64_t inbox_first = kNever;  // the earliest cycle in it
+  std::vector<Arrival> arrived;  // taken over at a boundary, applied by the SM's thread
   uint64_t retire_cycle = 0;                               // the cycle retire_done() runs in
 
   stats::Group& group;
@@ -1898,18 +1901,28 @@ void Sm::hand_over() {
 void Sm::arrive(tlm::tlm_generic_payload& gp, uint64_t c) {
   Impl& s = *impl_;
   if (s.inbox.empty()) stepper_->note_arrival(index_);
-  s.inbox.push_back({&gp, stepper_->arrival_cycle(c + 1) - 1});
+  const uint64_t cycle = stepper_->arrival_cycle(c + 1) - 1;
+  s.inbox.push_back({&gp, cycle});
+  s.inbox_first = std::min(s.inbox_first, cycle + 1);
 }
 
-void Sm::drain_inbox() {
+uint64_t Sm::take_inbox() {
   Impl& s = *impl_;
-  uint64_t first = kNever;
-  for (const Impl::Arrival& a : s.inbox) {
-    s.response(*a.gp, a.cycle);
-    first = std::min(first, a.cycle + 1);
+  if (s.arrived.empty()) {
+    s.arrived.swap(s.inbox);
+  } else {
+    s.arrived.insert(s.arrived.end(), s.inbox.begin(), s.inbox.end());
+    s.inbox.clear();
   }
-  s.inbox.clear();
-  if (first != kNever) stepper_->schedule(index_, first);
+  const uint64_t first = s.inbox_first;
+  s.inbox_first = kNever;
+  return first;
+}
+
+void Sm::apply_arrivals() {
+  Impl& s = *impl_;
+  for (const Impl::Arrival& a : s.arrived) s.response(*a.gp, a.cycle);
+  s.arrived.clear();
 }
 
 bool Sm::captures() const { return impl_->l1_observer != nullptr; }

@@ -173,10 +173,12 @@ class Sm : public sc_core::sc_module {
   // and retires the CTAs completed <= cycle (CtaDone callbacks), in stamp order.
   void deliver_deferred(uint64_t cycle);
   // At a boundary (no window running): the last window's requests and completed CTAs join the
-  // delivery queue; the responses that arrived since the last boundary take effect (each at the
-  // cycle SmStepper::arrival_cycle gave it when it arrived).
+  // delivery queue; the responses that arrived since the last boundary are taken over (returns
+  // the earliest cycle one takes effect at, ~0: none), to be applied by the SM's next window
+  // (apply_arrivals, on its thread), each at the cycle SmStepper::arrival_cycle gave it.
   void hand_over();
-  void drain_inbox();
+  uint64_t take_inbox();
+  void apply_arrivals();
   // Elastic trace capture is on (its notes are told from the SM's own lists).
   bool captures() const;
 

@@ -115,8 +115,11 @@ void SmStepper::thread() {
   while (true) {
     if (windowed_) {
       // Responses that arrived since the last look: no window is running now, and their cycles
-      // were set when they arrived (arrival_cycle), so they can go to the SMs at once.
-      for (const uint32_t i : arrived_) sms_[i]->drain_inbox();
+      // were set when they arrived (arrival_cycle); each SM applies them when it next runs.
+      for (const uint32_t i : arrived_) {
+        const uint64_t first = sms_[i]->take_inbox();
+        if (first != kNever) schedule(i, first);
+      }
       arrived_.clear();
       const uint64_t phase = next_phase();
       if (phase == kNever) {
@@ -147,6 +150,7 @@ void SmStepper::thread() {
 
 uint64_t SmStepper::run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged) {
   Sm& sm = *sms_[i];
+  if (windowed_) sm.apply_arrivals();
   while (c < end) {
     if (!fresh_[i] && c > sm.last_cycle() + 1) sm.account_skipped(c - sm.last_cycle() - 1);
     fresh_[i] = 0;
@@ -247,14 +251,28 @@ void SmStepper::run_phase(uint64_t phase) {
   in_cycle_ = false;  // wakes of the phase notify the loop, which looks again after it  // The phase: what the last window sent, at its stamps, in (cycle, SM, sequence) order, with
   // the memory side running in SystemC time up to the phase's end. Requests behind one the
   // memory side has not accepted yet wait for it (deliver_accepted).
-  while (true) {
-    uint64_t c = kNever;
-    for (const uint32_t i : delivering_) c = std::min(c, sms_[i]->next_deferred());
-    if (c >= phase_end) break;
+  // A min-heap of (stamp, SM): one entry per SM with something to send in this phase.
+  const auto later = std::greater<std::pair<uint64_t, uint32_t>>();
+  sends_.clear();
+  for (const uint32_t i : delivering_) {
+    const uint64_t c = sms_[i]->next_deferred();
+    if (c < phase_end) sends_.emplace_back(c, i);
+  }
+  std::make_heap(sends_.begin(), sends_.end(), later);
+  while (!sends_.empty()) {
+    const uint64_t c = sends_.front().first;
     const sc_core::sc_time at = clock_.time_of_cycle(c);
     if (at > current_time()) wait(at - current_time());
-    for (const uint32_t i : delivering_) {
-      if (sms_[i]->next_deferred() == c) sms_[i]->deliver_deferred(c);
+    while (!sends_.empty() && sends_.front().first == c) {  // the SMs of stamp c, in index order
+      const uint32_t i = sends_.front().second;
+      std::pop_heap(sends_.begin(), sends_.end(), later);
+      sends_.pop_back();
+      sms_[i]->deliver_deferred(c);
+      const uint64_t next = sms_[i]->next_deferred();
+      if (next < phase_end) {
+        sends_.emplace_back(std::max(next, c + 1), i);
+        std::push_heap(sends_.begin(), sends_.end(), later);
+      }
     }
   }
   const sc_core::sc_time end_time = clock_.time_of_cycle(phase_end);

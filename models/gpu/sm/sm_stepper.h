@@ -41,6 +41,7 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -120,6 +121,7 @@ class SmStepper : public sc_core::sc_module {
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   std::vector<uint32_t> delivering_;  // windowed: SMs with a non-empty delivery queue, in index order
   std::vector<uint32_t> arrived_;     // windowed: SMs with responses in their inbox
+  std::vector<std::pair<uint64_t, uint32_t>> sends_;  // a phase's (stamp, SM) heap
   std::function<void(size_t)> window_body_;  // runs due_[k] to window_end_
   uint64_t window_end_ = 0;
   parallel::ThreadPool pool_;
