@@ -91,8 +91,7 @@ uint64_t SmStepper::arrival_cycle(uint64_t cycle) const {
   return std::max(cycle, (clock_.cycle_at(current_time()) / window_ + 2) * window_);
 }
 
-void SmStepper::quiesce() {
-  if (!window_running_) return;
+void SmStepper::join_window() {
   window_running_ = false;
   pool_.join();
 }

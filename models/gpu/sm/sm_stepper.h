@@ -66,7 +66,9 @@ class SmStepper : public sc_core::sc_module {
   // can take effect (the SMs may be running the next window already); `cycle` otherwise.
   uint64_t arrival_cycle(uint64_t cycle) const;
   // Finishes the window the SMs may be running on other threads (no-op when none is).
-  void quiesce();
+  void quiesce() {
+    if (window_running_) join_window();
+  }
   // Windowed: SM `sm` has responses in its inbox, for the next boundary.
   void note_arrival(uint32_t sm) {
     arrived_.push_back(sm);
@@ -92,6 +94,7 @@ class SmStepper : public sc_core::sc_module {
   uint64_t next_phase() const;
   void run_phase(uint64_t phase);
   void boundary(uint64_t end);
+  void join_window();
   void deliver_accepted();  // SC_METHOD on deferred_ready_
   static double cpu_seconds(clockid_t clock);
   // body(k) for every k in [0, due_.size()): on the pool, or on this thread alone when the phase
