@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Parallel SM stepping: wall time of `gpuvp run` on the timing benchmark's workloads
 # (bench/timing: vectorAdd 2^16 and 2^20, matmul 256 and 512, BFS) with 1 and 2 stepping threads
-# (sim.threads; also 4 with THREADS="1 2 4") at window length WINDOW (sim.window, default 16;
+# (sim.threads; also 4 with THREADS="1 2 4") at window length WINDOW (sim.window, default 8;
 # WINDOW=1: cycle by cycle), measured in this one run, and the ratio to 1 thread. Also checks
 # that the statistics JSON is byte-identical for every thread count, and prints the 1-thread
 # run's split of CPU time between the windows (SMs alone: the part threads share) and
@@ -12,8 +12,8 @@
 # thread counts and the best of REPEAT (default 2) is kept, to damp the noise of a shared machine;
 # a column per thread count says whether all its runs beat (faster) or lost to (slower) all the
 # 1-thread runs, or whether the two sets overlap (inside the host's noise).
-# CONFIG (default v100) is the preset (v100_windowed: windows with exact responses; its own
-# sim.window is overridden by WINDOW as well).
+# CONFIG (default v100) is the preset (v100_windowed: windows with exact responses while the
+# window is at most half its cluster latency, i.e. WINDOW <= 8; WINDOW overrides its sim.window).
 # WORKLOADS (default "va16 va20 mm256 mm512 bfs") picks the programs; SETS adds --set options to
 # every run (e.g. a 4x larger GPU: "gpu.sm.count=336 memory.l2.slices=128 memory.hbm.stacks=16").
 # On a machine without nvcc, PROGRAMS names a directory holding vector_add and matmul built from
@@ -27,7 +27,7 @@ nvcc=${GPUVP_NVCC:-/usr/local/cuda/bin/nvcc}
 threads_list=${THREADS:-1 2}
 repeat=${REPEAT:-2}
 distribution=${DISTRIBUTION:-static}
-window=${WINDOW:-16}
+window=${WINDOW:-8}
 config=${CONFIG:-v100}
 workloads=${WORKLOADS:-va16 va20 mm256 mm512 bfs}
 sets=()

@@ -69,6 +69,7 @@ ApplicationFigure run_program(const PlatformParams& params, const ValidationKern
     ptx::DeviceMemory memory;
     ptx::LoadedModule module(ptx::Module::parse(kernels.ptx(), "correlation.ptx"), memory);
     gpu::GpuTiming timing("timing", params, ClockDomains::from(params), stats);
+    memory.set_before_change([&timing] { timing.quiesce(); });  // windowed SMs may be running
     ProgramRun run(params, memory, module, kernels, timing);
     sc_core::sc_spawn([&] {
       try {
@@ -78,6 +79,7 @@ ApplicationFigure run_program(const PlatformParams& params, const ValidationKern
       }
     });
     sc_core::sc_start();  // to starvation: every model idles once the program's last kernel ended
+    timing.quiesce();
     figure.cycles = run.cycles();
     figure.launches = run.launches();
     std::vector<KernelCycles> measured = run.kernels();

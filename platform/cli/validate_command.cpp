@@ -73,6 +73,7 @@ Outcome run_kernel(const PlatformParams& params, const ValidationKernels& kernel
       }
     });
     sc_core::sc_start();  // to starvation: every model idles without events once the kernel ended
+    timing.quiesce();
     const ptx::LaunchResult result = run.finish();
     if (error.empty() && !result.ok()) error = launch.kernel + ": " + result.message;
     outcome.warp_instructions = result.warp_instructions;
