@@ -309,6 +309,11 @@ TEST(WindowedRun, ThreadCountsGiveIdenticalStatsGemm) { expect_windowed_thread_c
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsAtomics) { expect_windowed_thread_counts_identical("atomics", "8"); }
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsBfs) { expect_windowed_thread_counts_identical("bfs", "32"); }
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_windowed_thread_counts_identical("histogram", "8"); }
+// Child grids launched from the device (the device runtime at the boundary, their launches and
+// device-side copies quiescing the windows).
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsDynamicParallelism) {
+  expect_windowed_thread_counts_identical("dynamic_parallelism", "8");
+}
 
 // The windowed model moves kernel cycles only a little: vectorAdd within 3 % of cycle-by-cycle.
 TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
