@@ -376,10 +376,11 @@ TEST(WindowedRun, TracesAreIdenticalForOneAndTwoThreads) {
 
 TEST(WindowedRun, WindowKnobIsChecked) {
   const std::string stats = ::testing::TempDir() + "/window_bad.json";
-  for (const char* bad : {"sim.window=0", "sim.window=5000", "sim.window=fast"}) {
+  for (const char* bad : {"sim.window=0", "sim.window=5000", "sim.window=fast", "sim.overlap=sometimes"}) {
     const ProcessResult r = run_workload("vector_add", stats, {bad});
     EXPECT_NE(r.exit_code, 0) << bad << "\n" << describe(r);
-    EXPECT_NE(r.err.find("sim.window"), std::string::npos) << bad << "\n" << describe(r);
+    const std::string knob = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_NE(r.err.find(knob), std::string::npos) << bad << "\n" << describe(r);
   }
   // Longer than the lookahead (an L2 hit, 188 L2 cycles on the v100 preset): named as such.
   const ProcessResult beyond = run_workload("vector_add", stats, {"sim.window=400"});

@@ -1985,7 +1985,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
       s.send_allowed = c + 1;
     }
     if (s.windowed && stepper_ != nullptr) {
-      arrive(gp, c);  // the SM may be running a window: applied at the boundary
+      arrive(gp, c);  // the SM may be running a window: its next window applies it
       return tlm::TLM_COMPLETED;
     }
     s.response(gp, c);

@@ -247,10 +247,11 @@ void SmStepper::run_phase(uint64_t phase) {
       window_running_ = true;
     }
   }
-  in_cycle_ = false;  // wakes of the phase notify the loop, which looks again after it  // The phase: what the last window sent, at its stamps, in (cycle, SM, sequence) order, with
+  in_cycle_ = false;  // wakes of the phase notify the loop, which looks again after it
+  // The phase: what the last window sent, at its stamps, in (cycle, SM, sequence) order, with
   // the memory side running in SystemC time up to the phase's end. Requests behind one the
-  // memory side has not accepted yet wait for it (deliver_accepted).
-  // A min-heap of (stamp, SM): one entry per SM with something to send in this phase.
+  // memory side has not accepted yet wait for it (deliver_accepted). A min-heap of (stamp, SM)
+  // holds one entry per SM with something to send in this phase.
   const auto later = std::greater<std::pair<uint64_t, uint32_t>>();
   sends_.clear();
   for (const uint32_t i : delivering_) {
