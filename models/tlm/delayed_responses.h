@@ -25,6 +25,16 @@ class DelayedResponses {
     opts.set_sensitivity(&queue_.get_event());
     sc_core::sc_spawn([this] { drain(); }, sc_core::sc_gen_unique_name(name), &opts);
   }
+  // The handler re-enters `module`'s backward path with BEGIN_RESP and no delay (the usual case:
+  // DelayedResponses(name, this, &Initiator::nb_transport_bw)).
+  template <class Module>
+  DelayedResponses(const char* name, Module* module,
+                   tlm::tlm_sync_enum (Module::*backward)(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&))
+      : DelayedResponses(name, [module, backward](tlm::tlm_generic_payload& gp) {
+          tlm::tlm_phase phase = tlm::BEGIN_RESP;
+          sc_core::sc_time now = sc_core::SC_ZERO_TIME;
+          (module->*backward)(gp, phase, now);
+        }) {}
   DelayedResponses(const DelayedResponses&) = delete;
   DelayedResponses& operator=(const DelayedResponses&) = delete;
 

@@ -10,11 +10,7 @@ CopyEngine::CopyEngine(sc_core::sc_module_name name, stats::Registry& stats, con
       out("out"),
       writes_(stats.group(stats_path).counter("writes", "request", "line writes (launch constants, kernel code)")),
       bytes_(stats.group(stats_path).counter("bytes", "B", "bytes written")),
-      delayed_("delayed_responses", [this](tlm::tlm_generic_payload& gp) {
-        tlm::tlm_phase phase = tlm::BEGIN_RESP;
-        sc_core::sc_time now = sc_core::SC_ZERO_TIME;
-        nb_transport_bw(gp, phase, now);
-      }) {
+      delayed_("delayed_responses", this, &CopyEngine::nb_transport_bw) {
   out.register_nb_transport_bw(this, &CopyEngine::nb_transport_bw);
   SC_HAS_PROCESS(CopyEngine);
   SC_METHOD(send);

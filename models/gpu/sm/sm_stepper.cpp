@@ -225,18 +225,17 @@ void SmStepper::run_phase(uint64_t phase) {
   window_end_ = phase_end + window_;
   in_cycle_ = true;
   due_.clear();
-  bool alone = !overlap_ || pool_.threads() < 2;  // the window runs first, the phase after it
+  bool observed = false, captured = false;
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (next_[i] >= window_end_) continue;
     due_.push_back(i);
-    alone = alone || sms_[i]->observed() || sms_[i]->captures();
+    observed = observed || sms_[i]->observed();
+    captured = captured || sms_[i]->captures();
   }
   if (!due_.empty()) {
     ++windows_;
     for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
-    if (alone) {
-      bool observed = false;
-      for (const uint32_t i : due_) observed = observed || sms_[i]->observed();
+    if (!overlap_ || pool_.threads() < 2 || observed || captured) {  // the window first, the phase after it
       if (observed) {
         for (size_t k = 0; k < due_.size(); ++k) window_body_(k);
       } else {

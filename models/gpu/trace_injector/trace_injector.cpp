@@ -53,11 +53,7 @@ TraceInjector::TraceInjector(sc_core::sc_module_name name, uint32_t sm_index, co
                                                  "times the next request waited for a free L1 MSHR")),
       stats_(stats),
       stats_path_(stats_path),
-      delayed_("delayed_responses", [this](tlm::tlm_generic_payload& gp) {
-        tlm::tlm_phase phase = tlm::BEGIN_RESP;
-        sc_core::sc_time now = sc_core::SC_ZERO_TIME;
-        nb_transport_bw(gp, phase, now);
-      }) {
+      delayed_("delayed_responses", this, &TraceInjector::nb_transport_bw) {
   mem.register_nb_transport_bw(this, &TraceInjector::nb_transport_bw);
   SC_HAS_PROCESS(TraceInjector);
   SC_METHOD(tick);
