@@ -338,7 +338,7 @@ TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
 // v100_windowed preset: 16 cycles and W = 8), every response is announced before the SMs can have
 // run the window it lands in, so the windowed model applies it at its own cycle:
 // the L1 and L2 hit latency rows of `gpuvp validate` are those of cycle-by-cycle stepping, where
-// without it a window of W stretches each link by about W/2 (docs/parallel.md). (The DRAM row's
+// without it a window of W stretches each link by about 1.5W (docs/parallel.md). (The DRAM row's
 // clock64 column may move by a cycle: CTA launches still wait for a boundary, which shifts the
 // chain against DRAM refresh.)
 TEST(WindowedRun, ClusterLatencyKeepsLatenciesExact) {
