@@ -62,6 +62,10 @@ struct WarpSlot {
   uint64_t code_base = 0;        // its kernel's code: offset in the code region (device_regions.h)
   uint64_t fetched_line = kNever;  // instruction cache line of its last fetched instruction
   uint64_t missed_line = kNever;   // the line it last stalled on (counts a miss once)
+  // The line it last missed on with every line it prefetches present or pending, and the
+  // instruction cache's epoch then: until the cache changes, a retry would send nothing.
+  uint64_t settled_line = kNever;
+  uint64_t settled_epoch = 0;
   std::vector<uint64_t> ready_at;  // scoreboard: cycle each register is written
   // cp.async groups: copies in flight per group, in a ring indexed by the number of groups
   // committed before it (the open group is async_committed's). A warp with more than
@@ -332,6 +336,9 @@ struct Sm::Impl {
   std::vector<ConstLine> icache;  // empty: perfect instruction cache
   uint32_t icache_line_bytes = 128, icache_sets = 1, icache_ways = 1;
   uint64_t icache_clock = 0;
+  // Changes when a line enters the instruction cache or an instruction fetch's MSHR is freed:
+  // what a fetch that missed would find again otherwise (WarpSlot::settled_line).
+  uint64_t icache_epoch = 0;
   std::vector<LoadRecord> records;
   std::vector<uint64_t> record_busy;  // bit i set: records[i] in use (the lowest free one is found per word)
   std::vector<Mshr> mshrs;
@@ -504,6 +511,7 @@ struct Sm::Impl {
       ++line_filter[filter_bucket(line)];
       mshr_busy[i / 64] |= uint64_t{1} << (i % 64);
     } else {
+      if (e.fill_icache) ++icache_epoch;
       --line_filter[filter_bucket(e.line)];
       mshr_busy[i / 64] &= ~(uint64_t{1} << (i % 64));
     }
@@ -610,7 +618,12 @@ struct Sm::Impl {
   // cycle). Entering a line, hit or miss, also requests the next icache_prefetch lines that
   // are neither present nor pending (a stream prefetcher: fetch runs ahead of issue).
   bool fetch(uint64_t line, uint32_t slot, uint64_t c, uint64_t& wake) {
+    WarpSlot& w = warps[slot];
+    // A warp stalled on a fetch retries every cycle; until a fill arrives the retry is a miss
+    // that finds every line ahead present or pending, as the last one left them.
+    if (line == w.settled_line && w.settled_epoch == icache_epoch) return false;
     bool hit = false;
+    bool settled = true;
     ConstLine* set = &icache[(line / icache_line_bytes % icache_sets) * icache_ways];
     for (uint32_t i = 0; i < icache_ways; ++i) {
       if (set[i].tag == line / icache_line_bytes) {
@@ -639,6 +652,7 @@ struct Sm::Impl {
       const uint32_t m = outgoing.full() ? kNone : alloc_mshr();
       if (m == kNone) {
         if (ahead == 0) wake = std::min(wake, c + 1);
+        settled = false;
         break;
       }
       Mshr& e = mshrs[m];
@@ -651,6 +665,10 @@ struct Sm::Impl {
       e.waiter_count = 0;
       push_request(line128, need, AccessKind::InstructionFetch, m, slot, ctas[warps[slot].cta], c);
     }
+    if (!hit && settled) {
+      w.settled_line = line;
+      w.settled_epoch = icache_epoch;
+    }
     return hit;
   }
   bool icache_present(uint64_t line) const {
@@ -661,6 +679,7 @@ struct Sm::Impl {
     return false;
   }
   void icache_fill(uint64_t line128, uint8_t mask) {
+    ++icache_epoch;
     for (uint64_t at = line128; at < line128 + kLineBytes; at += icache_line_bytes) {
       const uint8_t need = sectors_within_line(at, at + icache_line_bytes);
       if ((mask & need) != need || icache_present(at)) continue;
@@ -1800,6 +1819,7 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
     ws.code_base = code_base;
     ws.fetched_line = kNever;
     ws.missed_line = kNever;
+    ws.settled_line = kNever;
     ws.lsu_full_mark = kNever;
     ws.barrier_arrived = kNever;
     ws.barrier = BarrierStamp{};
