@@ -180,5 +180,63 @@ TEST(GpuCore, ClustersShareAPortAndRunAKernelEndToEnd) {
   EXPECT_EQ(a, b);
 }
 
+// out[0] = %clock64 as the CTA's first instruction issues; then `spins` turns of a loop.
+const char* kStamp = R"(
+.visible .entry stamp(.param .u64 out, .param .u32 spins) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<3>;
+  mov.u64 %rd2, %clock64;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [spins];
+  st.global.u64 [%rd1], %rd2;
+  mov.u32 %r2, 0;
+LOOP:
+  setp.ge.u32 %p1, %r2, %r1;
+  @%p1 bra END;
+  add.u32 %r2, %r2, 1;
+  bra LOOP;
+END:
+  ret;
+}
+)";
+
+// Windowed, a CTA launched at cycle c onto an SM busy with another kernel's CTA starts at the
+// start of the window after next, (c / W + 2) W, as any event from outside the SMs takes effect
+// there (SmStepper::arrival_cycle): also when c is a window boundary, where the SM's next window
+// may already be under way or not yet begun depending on the order of processes at that instant.
+TEST(GpuCore, WindowedLaunchOntoABusySmStartsAtTheWindowAfterNext) {
+  const uint64_t window = 8;
+  for (const char* threads : {"sim.threads=1", "sim.threads=2"}) {
+    for (uint64_t launch = 400; launch < 400 + 2 * window; ++launch) {
+      testing::GpuCoreBench b({"gpu.sm.count=1", "gpu.sm.cluster_size=1", "sim.window=8", threads});
+      const auto& k = b.load(testing::ptx_header() + kStamp, "stamp");
+      const uint64_t out_busy = b.memory.allocate(8), out_late = b.memory.allocate(8);
+      ptx::KernelRun busy(b.memory, {}, *b.module, k, {ptx::Dim3{1}, ptx::Dim3{32}, 0},
+                          ptx::pack_params(k, out_busy, 2000u));
+      ptx::KernelRun late(b.memory, {}, *b.module, k, {ptx::Dim3{1}, ptx::Dim3{32}, 0},
+                          ptx::pack_params(k, out_late, 0u));
+      int done = 0;
+      sc_core::sc_event finished;
+      const auto count = [&] {
+        ++done;
+        finished.notify(sc_core::SC_ZERO_TIME);
+      };
+      b.sim.run([&] {
+        b.core.submit(busy, 1, count);
+        wait(b.clock.time_of_cycle(launch) - sc_core::sc_time_stamp());
+        EXPECT_FALSE(b.core.sm(0).idle());
+        b.core.submit(late, 2, count);
+        while (done < 2) wait(finished);
+      });
+      uint64_t started = 0;
+      b.memory.copy_from_device(&started, out_late, 8);
+      const uint64_t window_after_next = (launch / window + 2) * window;
+      EXPECT_GE(started, window_after_next) << "launched at cycle " << launch << ", " << threads;
+      EXPECT_LE(started, window_after_next + 2) << "launched at cycle " << launch << ", " << threads;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuvp::gpu

@@ -1795,7 +1795,10 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   cta.linear = linear;
   cta.slot = run.start_cta(linear);
   if (run.observed()) ++s.observed_ctas;
+  // The edge after now; windowed, the start of the window after next (SmStepper::arrival_cycle),
+  // as for any event from outside the SMs, whether or not this SM is busy in the next window.
   cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
+  if (stepper_ != nullptr) cta.start_cycle = stepper_->arrival_cycle(cta.start_cycle);
   cta.warp_slots.clear();
   const uint64_t code_base = regions::kernel_code_offset(run.kernel().name);
   uint32_t slot = 0;
@@ -1908,10 +1911,6 @@ void Sm::deliver_deferred(uint64_t c) {
 
 void Sm::hand_over() {
   Impl& s = *impl_;
-  if (s.deferred_request_head == s.deferred_requests.size()) {
-    s.deferred_requests.clear();
-    s.deferred_request_head = 0;
-  }
   s.deferred_requests.insert(s.deferred_requests.end(), s.outbox_requests.begin(), s.outbox_requests.end());
   s.outbox_requests.clear();
   s.deferred_ctas.insert(s.deferred_ctas.end(), s.outbox_ctas.begin(), s.outbox_ctas.end());
