@@ -269,6 +269,8 @@ const Group* Registry::find_group(const std::string& path) const {
 }
 
 void Registry::set_time_source(std::function<std::uint64_t()> now_ps) { now_ps_ = std::move(now_ps); }
+
+void Registry::set_before_read(std::function<void()> before_read) { before_read_ = std::move(before_read); }
 void Registry::set_summary_keys(std::vector<std::string> keys) { summary_keys_ = std::move(keys); }
 
 Registry::Snapshot Registry::snapshot() const {
@@ -285,6 +287,7 @@ void Registry::begin_kernel(std::uint64_t id, const std::string& name) {
         if (k.id == id && !k.complete)
             throw std::logic_error("stats: begin_kernel(" + std::to_string(id) +
                                    "): kernel already open");
+    if (before_read_) before_read_();
     KernelScope k{id, name, false, now_ps_ ? now_ps_() : 0, 0, snapshot(), {}};
     kernels_.push_back(std::move(k));
     if (kernel_detail_ == KernelDetail::PerName && name_index_.try_emplace(name, names_.size()).second) {
@@ -297,6 +300,7 @@ void Registry::end_kernel(std::uint64_t id) {
     for (auto it = kernels_.begin(); it != kernels_.end(); ++it) {
         KernelScope& k = *it;
         if (k.id == id && !k.complete) {
+            if (before_read_) before_read_();
             k.end = snapshot();
             k.end_ps = now_ps_ ? now_ps_() : 0;
             k.complete = true;
@@ -562,6 +566,7 @@ void Registry::write_scope(ojson& out, const View& v) const {
 }
 
 std::string Registry::json() const {
+    if (before_read_) before_read_();
     ojson root = ojson::object();
     root["format"] = "gpuvp-stats";
     root["version"] = 1;
@@ -647,6 +652,7 @@ void Registry::summarize_scope(std::string& out, const View& v) const {
 }
 
 std::string Registry::summary() const {
+    if (before_read_) before_read_();
     std::string out;
     std::uint64_t launches = 0;
     for (const auto& name : names_) {

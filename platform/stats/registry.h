@@ -245,6 +245,10 @@ public:
     // [] { return sc_time_stamp().value(); } at 1 ps resolution). When set, kernel scopes
     // carry begin_ps / end_ps. Keeps this library free of SystemC.
     void set_time_source(std::function<std::uint64_t()> now_ps);
+    // Optional: called before the registry reads its counters (kernel scopes, json(),
+    // summary()); a model whose counters other host threads may be updating (windowed SMs)
+    // finishes that work here. Null: none.
+    void set_before_read(std::function<void()> before_read);
 
     // Kernel scopes. begin_kernel throws std::logic_error if `id` is already open;
     // end_kernel throws if `id` is not open. An id may be reused after it ended (a new
@@ -303,6 +307,7 @@ private:
     std::map<std::string, std::size_t> name_index_;  // kernel name -> position in names_
     KernelDetail kernel_detail_ = KernelDetail::PerLaunch;
     std::function<std::uint64_t()> now_ps_;
+    std::function<void()> before_read_;
     std::vector<std::string> summary_keys_;
 };
 

@@ -1,8 +1,9 @@
 // ThreadSanitizer run of the parallel step protocol (built with -fsanitize=thread by
 // tests/parallel/CMakeLists.txt): the PTX functional model's staged steps of different CTAs
 // on 4 host threads sharing one KernelRun and one DeviceMemory, with the thread pool, as the
-// SmStepper's parallel phase does. Exit 0: results equal the serial executor's and TSan (which
-// exits with 66 on a report) found no race.
+// SmStepper's parallel phase does; and CTAs started and retired by another thread while they
+// step (windowed launches). Exit 0: results equal the serial executor's and TSan (which exits
+// with 66 on a report) found no race.
 #include <cstdio>
 #include <vector>
 
@@ -39,6 +40,84 @@ std::vector<uint32_t> results(gpuvp::ptx::DeviceMemory& memory, const Buffers& b
   return r;
 }
 
+// Windowed launches and retirements beside a running window (SmStepper with sim.overlap): while
+// the pool steps the resident CTAs (4 SMs, at most 2 CTAs each), the calling thread retires the
+// CTAs the last boundary found done and starts the next ones in their freed slots
+// (KernelRun::start_cta in place), which join their SM at the next boundary; `beside` counts the
+// launches made while the window ran. Returns false on a fault.
+bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* beside) {
+  using namespace gpuvp;
+  constexpr uint32_t kSms = 4, kResident = 2;
+  std::vector<test::MiniSm> sms(kSms);
+  uint64_t next_cta = 0;
+  std::vector<uint32_t> free;  // an SM per free CTA position; one CTA starts per round, so
+  for (uint32_t i = 0; i < kSms * kResident; ++i) free.push_back(i % kSms);  // CTAs are staggered
+  std::vector<std::pair<uint32_t, uint32_t>> done, launched;  // (SM, slot)
+  parallel::ThreadPool pool(4);
+  const auto window = [&](size_t i) {
+    test::MiniSm& sm = sms[i];
+    sm.serial.clear();
+    for (const uint32_t slot : sm.slots) {
+      for (uint32_t w = 0; w < run.warps_per_cta(); ++w) {
+        if (!run.warp_ready(slot, w)) continue;
+        if (run.next(slot, w).serial) {
+          sm.serial.emplace_back(slot, w);
+          continue;
+        }
+        ptx::StepResult result;
+        run.step(slot, w, &result, &sm.stage);
+      }
+    }
+  };
+  while (run.ok()) {
+    bool resident = false;
+    for (const auto& sm : sms) resident = resident || !sm.slots.empty();
+    if (!resident && next_cta == run.cta_count()) break;
+    pool.start(sms.size(), window);
+    bool joined = false;
+    // The phase, beside the window: retirements free slots, a launch takes one (as
+    // Sm::launch_cta, after joining the window when the run's slot table must grow).
+    launched.clear();
+    for (const auto& [sm, slot] : done) {
+      run.retire_cta(slot);
+      free.push_back(sm);
+    }
+    done.clear();
+    if (next_cta < run.cta_count() && !free.empty()) {
+      if (!run.can_start_cta_in_place()) {
+        pool.join();
+        joined = true;
+      } else {
+        ++*beside;
+      }
+      launched.emplace_back(free.front(), run.start_cta(next_cta++));
+      free.erase(free.begin());
+    }
+    if (!joined) pool.join();
+    // The boundary, in SM order: stages commit, serial-only steps, launches join their SM.
+    for (test::MiniSm& sm : sms) {
+      run.commit(sm.stage);
+      for (const auto& [slot, w] : sm.serial) {
+        ptx::StepResult result;
+        if (run.warp_ready(slot, w)) run.step(slot, w, &result);
+      }
+    }
+    for (const auto& [sm, slot] : launched) sms[sm].slots.push_back(slot);
+    for (uint32_t i = 0; i < kSms; ++i) {
+      auto& slots = sms[i].slots;
+      for (size_t k = 0; k < slots.size();) {
+        if (!run.cta_done(slots[k])) {
+          ++k;
+          continue;
+        }
+        done.emplace_back(i, slots[k]);
+        slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+    }
+  }
+  return run.ok();
+}
+
 }  // namespace
 
 int main() {
@@ -69,6 +148,28 @@ int main() {
       return 1;
     }
   }
-  std::printf("parallel staged stepping: results equal the serial executor; no race reported\n");
+  {
+    ptx::DeviceMemory memory;
+    ptx::LoadedModule module(ptx::Module::parse(test::parallel_kernel(), "mix.ptx"), memory);
+    const Buffers b = prepare(memory);
+    const auto& k = module.kernel("mix");
+    ptx::KernelRun run(memory, {}, module, k, config, ptx::pack_params(k, b.in, b.out, b.sums, b.total));
+    uint32_t beside = 0;
+    if (!run_with_launches_beside_windows(run, &beside)) {
+      std::fprintf(stderr, "launches beside windows: kernel faulted: %s\n", run.message().c_str());
+      return 1;
+    }
+    // 16 CTAs: the first 8 grow the slot table (in place at sizes 3, 5, 6, 7), the rest reuse.
+    if (beside < kBlocks / 2) {
+      std::fprintf(stderr, "launches beside windows: only %u of %u CTAs started beside a window\n", beside, kBlocks);
+      return 1;
+    }
+    if (results(memory, b) != expected) {
+      std::fprintf(stderr, "launches beside windows: results differ from the serial executor\n");
+      return 1;
+    }
+  }
+  std::printf("parallel staged stepping, and CTAs started and retired beside it: results equal the serial "
+              "executor; no race reported\n");
   return 0;
 }

@@ -238,5 +238,39 @@ TEST(GpuCore, WindowedLaunchOntoABusySmStartsAtTheWindowAfterNext) {
   }
 }
 
+// Windowed with 2 threads, CTAs launching and retiring in many phases (100 short CTAs on 4
+// SMs) leave the SMs' window running beside the phase: a launch goes to the SM's inbox (its warps
+// are set up by the SM's own thread at its next window) and a retirement touches only the run's
+// slot and the scheduler, so neither joins the window early. Only a launch that grows the run's
+// slot table (a handful per kernel) does. Same results and statistics as one thread.
+TEST(GpuCore, WindowedLaunchesAndRetirementsLeaveTheWindowRunning) {
+  std::string json[2];
+  std::vector<float> result[2];
+  for (int t = 0; t < 2; ++t) {
+    testing::GpuCoreBench b({"gpu.sm.count=4", "gpu.sm.cluster_size=2", "sim.window=8",
+                             t == 0 ? "sim.threads=1" : "sim.threads=2"});
+    const auto& k = b.load(testing::ptx_header() + kScale, "scale");
+    const uint32_t n = 100 * 512;
+    const uint64_t x = b.memory.allocate(n * 4), y = b.memory.allocate(n * 4);
+    std::vector<float> input(n);
+    for (uint32_t i = 0; i < n; ++i) input[i] = static_cast<float>(i % 1000) * 0.5f;
+    b.memory.copy_to_device(x, input.data(), n * 4);
+    ptx::KernelRun run(b.memory, {}, *b.module, k, {ptx::Dim3{n / 512}, ptx::Dim3{512}, 0}, ptx::pack_params(k, x, y, n));
+    b.run(run);
+    result[t].resize(n);
+    b.memory.copy_from_device(result[t].data(), y, n * 4);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(result[t][i], 2 * input[i]) << i;
+    json[t] = b.stats.json();
+    const SmStepper& stepper = b.core.stepper();
+    if (t == 0) {
+      EXPECT_EQ(stepper.windows_joined_early(), 0u);  // one thread: no window runs beside a phase
+      continue;
+    }
+    EXPECT_GT(stepper.windows(), 100u);
+    EXPECT_LE(stepper.windows_joined_early(), 8u) << "of " << stepper.windows() << " windows";
+  }
+  EXPECT_TRUE(json[0] == json[1]);
+}
+
 }  // namespace
 }  // namespace gpuvp::gpu

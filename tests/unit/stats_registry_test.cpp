@@ -252,6 +252,32 @@ TEST(StatsScopes, PerKernelDeltas) {
     EXPECT_FALSE(j["kernels"][0].contains("begin_ps"));  // no time source set
 }
 
+// The before-read hook (a model whose counters other host threads update finishes that work
+// there) runs before every read of the counters: what it adds is in the scope it opens or closes
+// and in the reports.
+TEST(StatsScopes, BeforeReadHookRunsBeforeEachRead) {
+    Registry r;
+    auto& c = r.group("gpu.sm[0]").counter("cycles", "", "");
+    int reads = 0;
+    r.set_before_read([&] {
+        ++reads;
+        c += 1;  // work another thread had under way
+    });
+    r.begin_kernel(1, "k");  // c = 1 at the snapshot
+    c += 10;
+    r.end_kernel(1);  // c = 12 at the snapshot
+    EXPECT_EQ(reads, 2);
+    const json j = json::parse(r.json());  // c = 13
+    EXPECT_EQ(reads, 3);
+    EXPECT_EQ(j["kernels"][0]["groups"]["gpu.sm[0]"]["counters"]["cycles"], 11);
+    EXPECT_EQ(j["run"]["groups"]["gpu.sm[0]"]["counters"]["cycles"]["value"], 13);
+    EXPECT_NE(r.summary().find("14"), std::string::npos);
+    EXPECT_EQ(reads, 4);
+    r.set_before_read(nullptr);
+    (void)r.json();
+    EXPECT_EQ(reads, 4);
+}
+
 TEST(StatsScopes, OverlappingKernelsAreTimeWindows) {
     Registry r;
     auto& c = r.group("gpu.sm[0]").counter("instructions", "", "");

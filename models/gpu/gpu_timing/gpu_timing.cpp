@@ -162,9 +162,13 @@ struct GpuTiming::Impl {
 
 GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params, const ClockDomains& clocks,
                      stats::Registry& stats, TraceObserver* tracer)
-    : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats, tracer)) {}
+    : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats, tracer)), registry_(stats) {
+  // Windowed SMs count on other host threads while a window runs: the registry's kernel scopes
+  // and reports read every counter, so they finish the window first.
+  registry_.set_before_read([this] { quiesce(); });
+}
 
-GpuTiming::~GpuTiming() = default;
+GpuTiming::~GpuTiming() { registry_.set_before_read(nullptr); }
 
 uint32_t GpuTiming::sm_count() const { return impl_->sms; }
 

@@ -64,6 +64,7 @@ class GpuTiming : public sc_core::sc_module {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  stats::Registry& registry_;
 };
 
 }  // namespace gpuvp::gpu

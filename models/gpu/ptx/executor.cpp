@@ -334,6 +334,7 @@ class LaunchRun {
     init_cta(linear);
     return slot;
   }
+  bool can_start_cta_in_place() const { return !free_slots_.empty() || ctas_.size() < ctas_.capacity(); }
   void retire_cta(uint32_t slot) {
     CtaState& state = *ctas_[slot];
     if (!state.in_use) return;
@@ -2578,6 +2579,7 @@ uint32_t KernelRun::register_slots() const { return impl_->total_registers_ + im
 uint32_t KernelRun::shared_bytes_per_cta() const { return impl_->shared_bytes_; }
 KernelRun::CodeRange KernelRun::entry_code() const { return impl_->entry_code(); }
 uint32_t KernelRun::start_cta(uint64_t linear) { return impl_->start_cta(linear); }
+bool KernelRun::can_start_cta_in_place() const { return impl_->can_start_cta_in_place(); }
 uint64_t KernelRun::cta_linear(uint32_t slot) const { return impl_->ctas_[slot]->cta.linear; }
 bool KernelRun::warp_ready(uint32_t slot, uint32_t w) { return impl_->warp_ready(slot, w); }
 bool KernelRun::warp_exited(uint32_t slot, uint32_t w) const {

@@ -206,6 +206,9 @@ class KernelRun {
 
   // Creates the functional state of CTA `linear` (0 <= linear < cta_count()); returns its slot.
   uint32_t start_cta(uint64_t linear);
+  // start_cta would reuse a slot or fill a reserved one, leaving the other CTAs' state where it
+  // is: then it is safe while other threads step this run's other CTAs (a windowed launch).
+  bool can_start_cta_in_place() const;
   uint64_t cta_linear(uint32_t slot) const;
   // Whether warp w has lanes that can issue now (false: exited or all waiting at a barrier).
   bool warp_ready(uint32_t slot, uint32_t w);

@@ -454,6 +454,16 @@ struct Sm::Impl {
   std::vector<Arrival> inbox;  // responses since the last boundary (SystemC thread)
   uint64_t inbox_first = kNever;  // the earliest cycle in it
   std::vector<Arrival> arrived;  // taken over at a boundary, applied by the SM's thread
+  // Windowed launches: the CTA's functional state is started when the scheduler launches it;
+  // its warps are set up by the SM's own thread in the window holding its first cycle.
+  struct Launch {
+    ptx::KernelRun* run;
+    uint64_t kernel_id, linear;
+    uint32_t slot;
+    uint64_t start_cycle;
+  };
+  std::vector<Launch> launch_inbox;    // since the last boundary (SystemC thread)
+  std::vector<Launch> launches;        // taken over at a boundary (the SM's thread)
   uint64_t retire_cycle = 0;                               // the cycle retire_done() runs in
 
   stats::Group& group;
@@ -1403,6 +1413,59 @@ struct Sm::Impl {
     return true;
   }
 
+  // A launched CTA's warps take free warp slots; they issue from launch.start_cycle on.
+  void start_warps(const Launch& launch) {
+    ptx::KernelRun& run = *launch.run;
+    const uint32_t n = run.warps_per_cta();
+    if (n > max_warps - resident_warps) throw std::logic_error("Sm::launch_cta: not enough warp slots");
+    uint32_t ci = 0;
+    while (ci < ctas.size() && ctas[ci].used) ++ci;
+    if (ci == ctas.size()) ctas.emplace_back();
+    CtaRecord& cta = ctas[ci];
+    cta.used = true;
+    cta.run = &run;
+    cta.kernel_id = launch.kernel_id;
+    cta.linear = launch.linear;
+    cta.slot = launch.slot;
+    cta.start_cycle = launch.start_cycle;
+    cta.warp_slots.clear();
+    const uint64_t code_base = regions::kernel_code_offset(run.kernel().name);
+    uint32_t slot = 0;
+    for (uint32_t w = 0; w < n; ++w) {
+      while (warps[slot].used) ++slot;
+      WarpSlot& ws = warps[slot];
+      ws.used = true;
+      ws.cta = ci;
+      ws.warp = w;
+      ws.age = next_age++;
+      ws.exited = false;
+      ws.outstanding = 0;
+      ws.memory_wait = false;
+      parked[slot] = 0;
+      position[slot] = static_cast<uint32_t>(order[slot % subcores].size());
+      count_parked(slot, true);
+      ws.scoreboard_until = 0;
+      ws.operands_known = false;
+      ws.start_cycle = cta.start_cycle;
+      ws.next = nullptr;
+      ws.code_base = code_base;
+      ws.fetched_line = kNever;
+      ws.missed_line = kNever;
+      ws.settled_line = kNever;
+      ws.lsu_full_mark = kNever;
+      ws.barrier_arrived = kNever;
+      ws.barrier = BarrierStamp{};
+      ws.ready_at.assign(run.register_slots(), 0);
+      ws.async_committed = 0;
+      ws.async_in_flight.fill(0);
+      cta.warp_slots.push_back(slot);
+      order[slot % subcores].push_back(slot);  // ages increase: stays sorted
+      ++resident_warps;
+    }
+    retire_pending = true;
+    mark_all_dirty();
+  }
+
   // Retires finished CTAs (and all CTAs of a kernel that faulted).
   void retire_done() {
     if (!retire_pending) {
@@ -1781,61 +1844,27 @@ void Sm::configure_shared(uint64_t shared_bytes) {
 }
 
 void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
-  if (stepper_ != nullptr) stepper_->quiesce();  // the SMs may be running a window (they share `run`)
   Impl& s = *impl_;
-  const uint32_t n = run.warps_per_cta();
-  if (n > free_warp_slots()) throw std::logic_error("Sm::launch_cta: not enough warp slots");
-  uint32_t ci = 0;
-  while (ci < s.ctas.size() && s.ctas[ci].used) ++ci;
-  if (ci == s.ctas.size()) s.ctas.emplace_back();
-  CtaRecord& cta = s.ctas[ci];
-  cta.used = true;
-  cta.run = &run;
-  cta.kernel_id = kernel_id;
-  cta.linear = linear;
-  cta.slot = run.start_cta(linear);
-  if (run.observed()) ++s.observed_ctas;
   // The edge after now; windowed, the start of the window after next (SmStepper::arrival_cycle),
   // as for any event from outside the SMs, whether or not this SM is busy in the next window.
-  cta.start_cycle = s.clock.cycle_at(current_time()) + 1;
-  if (stepper_ != nullptr) cta.start_cycle = stepper_->arrival_cycle(cta.start_cycle);
-  cta.warp_slots.clear();
-  const uint64_t code_base = regions::kernel_code_offset(run.kernel().name);
-  uint32_t slot = 0;
-  for (uint32_t w = 0; w < n; ++w) {
-    while (s.warps[slot].used) ++slot;
-    WarpSlot& ws = s.warps[slot];
-    ws.used = true;
-    ws.cta = ci;
-    ws.warp = w;
-    ws.age = s.next_age++;
-    ws.exited = false;
-    ws.outstanding = 0;
-    ws.memory_wait = false;
-    s.parked[slot] = 0;
-    s.position[slot] = static_cast<uint32_t>(s.order[slot % s.subcores].size());
-    s.count_parked(slot, true);
-    ws.scoreboard_until = 0;
-    ws.operands_known = false;
-    ws.start_cycle = cta.start_cycle;
-    ws.next = nullptr;
-    ws.code_base = code_base;
-    ws.fetched_line = kNever;
-    ws.missed_line = kNever;
-    ws.settled_line = kNever;
-    ws.lsu_full_mark = kNever;
-    ws.barrier_arrived = kNever;
-    ws.barrier = BarrierStamp{};
-    ws.ready_at.assign(run.register_slots(), 0);
-    ws.async_committed = 0;
-    ws.async_in_flight.fill(0);
-    cta.warp_slots.push_back(slot);
-    s.order[slot % s.subcores].push_back(slot);  // ages increase: stays sorted
-    ++s.resident_warps;
+  uint64_t start_cycle = s.clock.cycle_at(current_time()) + 1;
+  if (stepper_ == nullptr || !s.windowed) {
+    if (run.observed()) ++s.observed_ctas;
+    s.start_warps({&run, kernel_id, linear, run.start_cta(linear), start_cycle});
+    notify_wake();
+    return;
   }
-  s.retire_pending = true;
-  s.mark_all_dirty();
-  notify_wake();
+  start_cycle = stepper_->arrival_cycle(start_cycle);
+  // Windowed: the SMs may be running a window. Starting the CTA's functional state touches only
+  // its own slot unless the run's slot table grows, and an observed run is counted here (the
+  // stepper reads the count before it hands a window to the pool); otherwise the SM's warps are
+  // this SM's thread's to set up, at the start of its next window (apply_arrivals), as a
+  // response is.
+  if (run.observed() || !run.can_start_cta_in_place()) stepper_->quiesce();
+  if (run.observed()) ++s.observed_ctas;
+  if (s.inbox.empty() && s.launch_inbox.empty()) stepper_->note_arrival(index_);
+  s.launch_inbox.push_back({&run, kernel_id, linear, run.start_cta(linear), start_cycle});
+  s.inbox_first = std::min(s.inbox_first, start_cycle);
 }
 
 void Sm::notify_wake(const sc_core::sc_time& delay) {
@@ -1898,8 +1927,9 @@ void Sm::deliver_deferred(uint64_t c) {
   size_t done = 0;
   while (done < s.deferred_ctas.size() && s.deferred_ctas[done].cycle <= c) ++done;
   if (done == 0) return;
-  // Retiring changes the kernel run the other SMs read, and the scheduler may read statistics.
-  if (stepper_ != nullptr) stepper_->quiesce();
+  // No quiesce: retiring frees the run's slot (the SystemC thread's), the scheduler's callback
+  // changes its own accounting and wakes its process; what reads the SMs' state (a kernel's
+  // end, a host-side memory change, a launch that grows the run's slot table) quiesces itself.
   // Copied out first: the callback may launch a CTA here, which may complete in a later window.
   std::vector<Impl::DeferredCta> now(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
   s.deferred_ctas.erase(s.deferred_ctas.begin(), s.deferred_ctas.begin() + static_cast<long>(done));
@@ -1919,7 +1949,7 @@ void Sm::hand_over() {
 
 void Sm::arrive(tlm::tlm_generic_payload& gp, uint64_t c) {
   Impl& s = *impl_;
-  if (s.inbox.empty()) stepper_->note_arrival(index_);
+  if (s.inbox.empty() && s.launch_inbox.empty()) stepper_->note_arrival(index_);
   const uint64_t cycle = stepper_->arrival_cycle(c + 1) - 1;
   s.inbox.push_back({&gp, cycle});
   s.inbox_first = std::min(s.inbox_first, cycle + 1);
@@ -1933,16 +1963,25 @@ uint64_t Sm::take_inbox() {
     s.arrived.insert(s.arrived.end(), s.inbox.begin(), s.inbox.end());
     s.inbox.clear();
   }
+  s.launches.insert(s.launches.end(), s.launch_inbox.begin(), s.launch_inbox.end());
+  s.launch_inbox.clear();
   const uint64_t first = s.inbox_first;
   s.inbox_first = kNever;
   return first;
 }
 
-void Sm::apply_arrivals() {
+void Sm::apply_arrivals(uint64_t end) {
   Impl& s = *impl_;
+  // A launch takes effect in the window holding its first cycle, whichever earlier window of
+  // this SM ran after it was taken over (its warps are resident from then on).
+  size_t started = 0;
+  while (started < s.launches.size() && s.launches[started].start_cycle < end) s.start_warps(s.launches[started++]);
+  s.launches.erase(s.launches.begin(), s.launches.begin() + static_cast<std::ptrdiff_t>(started));
   for (const Impl::Arrival& a : s.arrived) s.response(*a.gp, a.cycle);
   s.arrived.clear();
 }
+
+uint64_t Sm::next_launch_cycle() const { return impl_->launches.empty() ? kNever : impl_->launches.front().start_cycle; }
 
 bool Sm::captures() const { return impl_->l1_observer != nullptr; }
 

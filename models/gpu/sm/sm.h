@@ -124,9 +124,12 @@ class Sm : public sc_core::sc_module {
   Sm& operator=(const Sm&) = delete;
 
   void on_cta_done(CtaDone callback) { cta_done_ = std::move(callback); }
-  // Free warp slots now (the scheduler also checks its own occupancy table).
+  // Free warp slots now (the scheduler also checks its own occupancy table; windowed, launches
+  // the SM has not set up yet are not counted).
   uint32_t free_warp_slots() const;
   // Makes CTA `linear` of `run` resident; throws std::logic_error without enough warp slots.
+  // Windowed, the SM's own thread does so at the start of the window holding the CTA's first
+  // cycle (the launch waits in its inbox, as a response does).
   void launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear);
   uint32_t resident_ctas() const;
   // Sets the SM's shared-memory capacity (a kernel's carve-out of the unified L1/shared); the L1
@@ -175,10 +178,13 @@ class Sm : public sc_core::sc_module {
   // At a boundary (no window running): the last window's requests and completed CTAs join the
   // delivery queue; the responses that arrived since the last boundary are taken over (returns
   // the earliest cycle one takes effect at, ~0: none), to be applied by the SM's next window
-  // (apply_arrivals, on its thread), each at the cycle SmStepper::arrival_cycle gave it.
+  // (apply_arrivals, on its thread), each at the cycle SmStepper::arrival_cycle gave it. A
+  // launch is taken over the same way (returned cycle: its first) and set up by the window that
+  // holds its first cycle (launches before `end`); next_launch_cycle() is the first of the rest.
   void hand_over();
   uint64_t take_inbox();
-  void apply_arrivals();
+  void apply_arrivals(uint64_t end);
+  uint64_t next_launch_cycle() const;
   // Elastic trace capture is on (its notes are told from the SM's own lists).
   bool captures() const;
 

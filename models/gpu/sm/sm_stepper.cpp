@@ -74,9 +74,11 @@ SmStepper::~SmStepper() {
     // the rest (boundaries, the memory side, SystemC, the host program's calls) cannot.
     const double process_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     std::fprintf(stderr,
-                 "gpuvp: sm_stepper: %llu windows of %u cycles, %u threads: wall %.3f s in windows, %.3f s at "
-                 "boundaries; CPU %.3f s in windows, %.3f s elsewhere in the process\n",
-                 static_cast<unsigned long long>(windows_), window_, threads(), window_seconds_, boundary_seconds_,
+                 "gpuvp: sm_stepper: %llu windows of %u cycles, %u threads, %llu joined before their phase's end: "
+                 "wall %.3f s in windows, %.3f s at boundaries; CPU %.3f s in windows, %.3f s elsewhere in the "
+                 "process\n",
+                 static_cast<unsigned long long>(windows_), window_, threads(),
+                 static_cast<unsigned long long>(early_joins_), window_seconds_, boundary_seconds_,
                  window_cpu_seconds_, process_cpu - window_cpu_seconds_);
   }
 }
@@ -148,8 +150,15 @@ void SmStepper::thread() {
 }
 
 uint64_t SmStepper::run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged) {
+  if (!windowed_) return step_sm(i, c, end, staged);
   Sm& sm = *sms_[i];
-  if (windowed_) sm.apply_arrivals();
+  sm.apply_arrivals(end);
+  // A launch for a later window keeps the SM due then, idle or not.
+  return std::min(step_sm(i, c, end, staged), sm.next_launch_cycle());
+}
+
+uint64_t SmStepper::step_sm(uint32_t i, uint64_t c, uint64_t end, bool staged) {
+  Sm& sm = *sms_[i];
   while (c < end) {
     if (!fresh_[i] && c > sm.last_cycle() + 1) sm.account_skipped(c - sm.last_cycle() - 1);
     fresh_[i] = 0;
@@ -277,7 +286,7 @@ void SmStepper::run_phase(uint64_t phase) {
   const sc_core::sc_time end_time = clock_.time_of_cycle(phase_end);
   if (!due_.empty() && end_time > current_time()) wait(end_time - current_time());
   const auto t1 = clock::now();
-  quiesce();
+  if (window_running_) join_window();
   const auto t2 = clock::now();
   in_cycle_ = true;
   if (!due_.empty()) boundary(window_end_);
@@ -313,7 +322,7 @@ void SmStepper::boundary(uint64_t end) {
     } else if (!params_.idle_skip) {
       next = c + 1;
     }
-    next_[i] = next == kNever ? kNever : run_sm(i, next, end, false);
+    next_[i] = next == kNever ? sm.next_launch_cycle() : run_sm(i, next, end, false);
   }
   const size_t delivering = delivering_.size();
   for (const uint32_t i : due_) {

@@ -25,10 +25,10 @@
 // it) from pW to (p + 1)W: requests into `mem` (one BEGIN_REQ outstanding per SM), CTA
 // completions to the scheduler. Then the boundary, on the SystemC thread: stages commit in SM
 // order; an SM that stopped before an atomic/printf finishes the window here, in SM order,
-// unstaged; responses that arrived in the phase go to the SMs. So anything the memory side
-// sends during phase p takes effect in window p + 2 at the earliest (arrival_cycle). Whatever
-// must not happen while SMs run (a CTA retiring or launching, a host-side change of device
-// memory, statistics read at a kernel's end) first calls quiesce(), which finishes the running
+// unstaged; responses and CTA launches that arrived in the phase go to the SMs. So anything the
+// memory side or the CTA scheduler sends during phase p takes effect in window p + 2 at the
+// earliest (arrival_cycle). Whatever must not happen while SMs run (a host-side change of device
+// memory, statistics read at a kernel's end, an L1 carve-out change) first calls quiesce(), which finishes the running
 // window; that changes nothing the SMs compute, which never sees the phase's effects. With
 // `sim.overlap = false`, or one thread, the window runs first and the phase after it: the same
 // simulation. Statistics are byte-identical for any thread count. W = 1 keeps the two phases
@@ -67,7 +67,10 @@ class SmStepper : public sc_core::sc_module {
   uint64_t arrival_cycle(uint64_t cycle) const;
   // Finishes the window the SMs may be running on other threads (no-op when none is).
   void quiesce() {
-    if (window_running_) join_window();
+    if (window_running_) {
+      ++early_joins_;
+      join_window();
+    }
   }
   // Windowed: SM `sm` has responses in its inbox, for the next boundary.
   void note_arrival(uint32_t sm) {
@@ -86,6 +89,8 @@ class SmStepper : public sc_core::sc_module {
   double window_seconds() const { return window_seconds_; }
   double boundary_seconds() const { return boundary_seconds_; }
   uint64_t windows() const { return windows_; }
+  // Windows the SystemC thread had to finish before their phase's end (quiesce).
+  uint64_t windows_joined_early() const { return early_joins_; }
 
  private:
   void thread();
@@ -104,6 +109,7 @@ class SmStepper : public sc_core::sc_module {
   // SM `i` from cycle `c` to the window's end (kNever: idle or waiting); `staged`: stop at a
   // serial-only instruction (returns that cycle with suspended_[i] set).
   uint64_t run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);
+  uint64_t step_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);  // run_sm's cycles
 
   const SmParams& params_;
   const ClockDomain& clock_;
@@ -121,6 +127,7 @@ class SmStepper : public sc_core::sc_module {
   double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0;
   std::vector<double> sm_cpu_seconds_;  // windowed profile: thread CPU each SM's windows took
   uint64_t windows_ = 0;
+  uint64_t early_joins_ = 0;  // windows joined before their phase's end (quiesce)
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   std::vector<uint32_t> delivering_;  // windowed: SMs with a non-empty delivery queue, in index order
   std::vector<uint32_t> arrived_;     // windowed: SMs with responses in their inbox
