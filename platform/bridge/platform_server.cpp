@@ -113,7 +113,11 @@ struct PlatformServer::Impl {
         } while (sc_core::sc_pending_activity_at_current_time() && !bridge->time_may_advance() &&
                  !bridge->stop_requested());
       }
-      command_processor->quiesce();  // no SM window runs while the simulation is paused
+      // A windowed SMs' window may go on running on the pool while the simulation is paused
+      // here (a poll tick returns every platform.bridge.poll_interval of wall time): it touches
+      // only its SMs' own state and stages their stores, which nothing out here reads; the
+      // statistics and every host-side change of device memory join it themselves. It is
+      // joined before the loop sleeps and when it ends.
       if (should_stop(stop_when)) break;
       // A satisfied HostWaiting is answered only once this instant has no activity left, so the
       // woken program's next commands find the same platform state however fast it runs.
@@ -124,6 +128,7 @@ struct PlatformServer::Impl {
       const bool busy = bridge->time_may_advance() ? sc_core::sc_pending_activity()
                                                    : sc_core::sc_pending_activity_at_current_time();
       if (!busy) {
+        command_processor->quiesce();
         pollfd wake{bridge->wake_fd(), POLLIN, 0};
         ::poll(&wake, 1, kMaxSleepMs);
       }

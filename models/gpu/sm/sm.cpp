@@ -461,7 +461,9 @@ struct Sm::Impl {
     uint64_t kernel_id, linear;
     uint32_t slot;
     uint64_t start_cycle;
+    uint64_t shared_bytes = kNever;  // the SM's shared-memory carve-out changes first (kNever: not)
   };
+  uint64_t shared_for_launch = kNever;  // configure_shared while windowed: for the next launch
   std::vector<Launch> launch_inbox;    // since the last boundary (SystemC thread)
   std::vector<Launch> launches;        // taken over at a boundary (the SM's thread)
   uint64_t retire_cycle = 0;                               // the cycle retire_done() runs in
@@ -1092,6 +1094,12 @@ struct Sm::Impl {
   }
 
   void size_l1(uint64_t bytes) { l1.resize(bytes, params.l1_ways); }
+  void configure_shared(uint64_t shared_bytes) {
+    const uint64_t bytes = params.l1_capacity(shared_bytes);
+    if (bytes == l1.bytes()) return;
+    size_l1(bytes);
+    ++l1_reconfigurations;
+  }
 
   uint32_t alloc_mshr() {  // the lowest free index
     for (uint32_t word = 0; word < mshr_busy.size(); ++word) {
@@ -1415,6 +1423,7 @@ struct Sm::Impl {
 
   // A launched CTA's warps take free warp slots; they issue from launch.start_cycle on.
   void start_warps(const Launch& launch) {
+    if (launch.shared_bytes != kNever) configure_shared(launch.shared_bytes);
     ptx::KernelRun& run = *launch.run;
     const uint32_t n = run.warps_per_cta();
     if (n > max_warps - resident_warps) throw std::logic_error("Sm::launch_cta: not enough warp slots");
@@ -1835,12 +1844,12 @@ uint32_t Sm::resident_ctas() const {
 }
 
 void Sm::configure_shared(uint64_t shared_bytes) {
-  if (stepper_ != nullptr) stepper_->quiesce();  // the SM may be running a window
   Impl& s = *impl_;
-  const uint64_t bytes = s.params.l1_capacity(shared_bytes);
-  if (bytes == s.l1.bytes()) return;
-  s.size_l1(bytes);
-  ++s.l1_reconfigurations;
+  if (stepper_ != nullptr && s.windowed) {  // the SM may be running a window: its next launch carries it
+    s.shared_for_launch = shared_bytes;
+    return;
+  }
+  s.configure_shared(shared_bytes);
 }
 
 void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
@@ -1863,7 +1872,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   if (run.observed() || !run.can_start_cta_in_place()) stepper_->quiesce();
   if (run.observed()) ++s.observed_ctas;
   if (s.inbox.empty() && s.launch_inbox.empty()) stepper_->note_arrival(index_);
-  s.launch_inbox.push_back({&run, kernel_id, linear, run.start_cta(linear), start_cycle});
+  s.launch_inbox.push_back({&run, kernel_id, linear, run.start_cta(linear), start_cycle, s.shared_for_launch});
+  s.shared_for_launch = kNever;
   s.inbox_first = std::min(s.inbox_first, start_cycle);
 }
 

@@ -134,7 +134,8 @@ class Sm : public sc_core::sc_module {
   uint32_t resident_ctas() const;
   // Sets the SM's shared-memory capacity (a kernel's carve-out of the unified L1/shared); the L1
   // data cache takes the rest (SmParams::l1_capacity) and starts empty when its size changes.
-  // Call with no resident CTA.
+  // Call with no resident CTA. Windowed, it takes effect with the SM's next launch (as the
+  // launch does: at the start of the window holding the CTA's first cycle).
   void configure_shared(uint64_t shared_bytes);
   uint32_t index() const { return index_; }
   // Core-clock edge at which this SM last did (or accounted) work.

@@ -28,7 +28,7 @@
 // unstaged; responses and CTA launches that arrived in the phase go to the SMs. So anything the
 // memory side or the CTA scheduler sends during phase p takes effect in window p + 2 at the
 // earliest (arrival_cycle). Whatever must not happen while SMs run (a host-side change of device
-// memory, statistics read at a kernel's end, an L1 carve-out change) first calls quiesce(), which finishes the running
+// memory, statistics read at a kernel's end) first calls quiesce(), which finishes the running
 // window; that changes nothing the SMs compute, which never sees the phase's effects. With
 // `sim.overlap = false`, or one thread, the window runs first and the phase after it: the same
 // simulation. Statistics are byte-identical for any thread count. W = 1 keeps the two phases
