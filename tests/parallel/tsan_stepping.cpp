@@ -54,21 +54,7 @@ bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* besi
   for (uint32_t i = 0; i < kSms * kResident; ++i) free.push_back(i % kSms);  // CTAs are staggered
   std::vector<std::pair<uint32_t, uint32_t>> done, launched;  // (SM, slot)
   parallel::ThreadPool pool(4);
-  const auto window = [&](size_t i) {
-    test::MiniSm& sm = sms[i];
-    sm.serial.clear();
-    for (const uint32_t slot : sm.slots) {
-      for (uint32_t w = 0; w < run.warps_per_cta(); ++w) {
-        if (!run.warp_ready(slot, w)) continue;
-        if (run.next(slot, w).serial) {
-          sm.serial.emplace_back(slot, w);
-          continue;
-        }
-        ptx::StepResult result;
-        run.step(slot, w, &result, &sm.stage);
-      }
-    }
-  };
+  const auto window = [&](size_t i) { test::step_staged(run, sms[i]); };
   while (run.ok()) {
     bool resident = false;
     for (const auto& sm : sms) resident = resident || !sm.slots.empty();
@@ -95,13 +81,7 @@ bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* besi
     }
     if (!joined) pool.join();
     // The boundary, in SM order: stages commit, serial-only steps, launches join their SM.
-    for (test::MiniSm& sm : sms) {
-      run.commit(sm.stage);
-      for (const auto& [slot, w] : sm.serial) {
-        ptx::StepResult result;
-        if (run.warp_ready(slot, w)) run.step(slot, w, &result);
-      }
-    }
+    for (test::MiniSm& sm : sms) test::finish_serial(run, sm);
     for (const auto& [sm, slot] : launched) sms[sm].slots.push_back(slot);
     for (uint32_t i = 0; i < kSms; ++i) {
       auto& slots = sms[i].slots;
