@@ -113,7 +113,7 @@ struct PlatformServer::Impl {
         } while (sc_core::sc_pending_activity_at_current_time() && !bridge->time_may_advance() &&
                  !bridge->stop_requested());
       }
-      // A windowed SMs' window may go on running on the pool while the simulation is paused
+      // The windowed SMs' window may go on running on the pool while the simulation is paused
       // here (a poll tick returns every platform.bridge.poll_interval of wall time): it touches
       // only its SMs' own state and stages their stores, which nothing out here reads; the
       // statistics and every host-side change of device memory join it themselves. It is

@@ -1867,8 +1867,8 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   // Windowed: the SMs may be running a window. Starting the CTA's functional state touches only
   // its own slot unless the run's slot table grows, and an observed run is counted here (the
   // stepper reads the count before it hands a window to the pool); otherwise the SM's warps are
-  // this SM's thread's to set up, at the start of its next window (apply_arrivals), as a
-  // response is.
+  // this SM's thread's to set up, in the window holding the CTA's first cycle (apply_arrivals),
+  // as a response is applied.
   if (run.observed() || !run.can_start_cta_in_place()) stepper_->quiesce();
   if (run.observed()) ++s.observed_ctas;
   if (s.inbox.empty() && s.launch_inbox.empty()) stepper_->note_arrival(index_);
