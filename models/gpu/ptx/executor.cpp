@@ -315,6 +315,11 @@ class LaunchRun {
   }
 
   uint32_t start_cta(uint64_t linear) {
+    const uint32_t slot = reserve_cta(linear);
+    init_cta_public(slot);
+    return slot;
+  }
+  uint32_t reserve_cta(uint64_t linear) {
     uint32_t slot = 0;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -330,9 +335,13 @@ class LaunchRun {
     }
     CtaState& state = *ctas_[slot];
     state.in_use = true;
-    bind(state);
-    init_cta(linear);
+    state.cta.linear = static_cast<uint32_t>(linear);
     return slot;
+  }
+  void init_cta_public(uint32_t slot) {
+    CtaState& state = *ctas_[slot];
+    bind(state);
+    init_cta(state.cta.linear);
   }
   bool can_start_cta_in_place() const { return !free_slots_.empty() || ctas_.size() < ctas_.capacity(); }
   void retire_cta(uint32_t slot) {
@@ -2579,6 +2588,8 @@ uint32_t KernelRun::register_slots() const { return impl_->total_registers_ + im
 uint32_t KernelRun::shared_bytes_per_cta() const { return impl_->shared_bytes_; }
 KernelRun::CodeRange KernelRun::entry_code() const { return impl_->entry_code(); }
 uint32_t KernelRun::start_cta(uint64_t linear) { return impl_->start_cta(linear); }
+uint32_t KernelRun::reserve_cta(uint64_t linear) { return impl_->reserve_cta(linear); }
+void KernelRun::init_cta(uint32_t slot) { impl_->init_cta_public(slot); }
 bool KernelRun::can_start_cta_in_place() const { return impl_->can_start_cta_in_place(); }
 uint64_t KernelRun::cta_linear(uint32_t slot) const { return impl_->ctas_[slot]->cta.linear; }
 bool KernelRun::warp_ready(uint32_t slot, uint32_t w) { return impl_->warp_ready(slot, w); }

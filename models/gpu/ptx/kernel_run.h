@@ -206,6 +206,12 @@ class KernelRun {
 
   // Creates the functional state of CTA `linear` (0 <= linear < cta_count()); returns its slot.
   uint32_t start_cta(uint64_t linear);
+  // start_cta in two steps: reserve_cta takes the slot (it may grow the slot table), init_cta
+  // sets up the CTA's state in it. init_cta touches only that slot, so it may run on the thread
+  // that steps the CTA while other threads step this run's other CTAs (a windowed launch: the
+  // SM's own thread, at the start of the window holding the CTA's first cycle).
+  uint32_t reserve_cta(uint64_t linear);
+  void init_cta(uint32_t slot);
   // start_cta would reuse a slot or fill a reserved one, leaving the other CTAs' state where it
   // is: then it is safe while other threads step this run's other CTAs (a windowed launch).
   bool can_start_cta_in_place() const;

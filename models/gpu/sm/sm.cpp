@@ -454,8 +454,9 @@ struct Sm::Impl {
   std::vector<Arrival> inbox;  // responses since the last boundary (SystemC thread)
   uint64_t inbox_first = kNever;  // the earliest cycle in it
   std::vector<Arrival> arrived;  // taken over at a boundary, applied by the SM's thread
-  // Windowed launches: the CTA's functional state is started when the scheduler launches it;
-  // its warps are set up by the SM's own thread in the window holding its first cycle.
+  // Windowed launches: the CTA's slot of the run is reserved when the scheduler launches it;
+  // its functional state and warps are set up by the SM's own thread in the window holding its
+  // first cycle.
   struct Launch {
     ptx::KernelRun* run;
     uint64_t kernel_id, linear;
@@ -1427,6 +1428,7 @@ struct Sm::Impl {
     ptx::KernelRun& run = *launch.run;
     const uint32_t n = run.warps_per_cta();
     if (n > max_warps - resident_warps) throw std::logic_error("Sm::launch_cta: not enough warp slots");
+    run.init_cta(launch.slot);  // the CTA's functional state, on the thread that steps it
     uint32_t ci = 0;
     while (ci < ctas.size() && ctas[ci].used) ++ci;
     if (ci == ctas.size()) ctas.emplace_back();
@@ -1859,20 +1861,20 @@ void Sm::launch_cta(ptx::KernelRun& run, uint64_t kernel_id, uint64_t linear) {
   uint64_t start_cycle = s.clock.cycle_at(current_time()) + 1;
   if (stepper_ == nullptr || !s.windowed) {
     if (run.observed()) ++s.observed_ctas;
-    s.start_warps({&run, kernel_id, linear, run.start_cta(linear), start_cycle});
+    s.start_warps({&run, kernel_id, linear, run.reserve_cta(linear), start_cycle});
     notify_wake();
     return;
   }
   start_cycle = stepper_->arrival_cycle(start_cycle);
-  // Windowed: the SMs may be running a window. Starting the CTA's functional state touches only
-  // its own slot unless the run's slot table grows, and an observed run is counted here (the
-  // stepper reads the count before it hands a window to the pool); otherwise the SM's warps are
-  // this SM's thread's to set up, in the window holding the CTA's first cycle (apply_arrivals),
-  // as a response is applied.
+  // Windowed: the SMs may be running a window. Reserving the CTA's slot of the run touches
+  // nothing they read unless the run's slot table grows, and an observed run is counted here (the
+  // stepper reads the count before it hands a window to the pool); the CTA's functional state
+  // and warps are this SM's thread's to set up, in the window holding the CTA's first cycle
+  // (apply_arrivals), as a response is applied.
   if (run.observed() || !run.can_start_cta_in_place()) stepper_->quiesce();
   if (run.observed()) ++s.observed_ctas;
   if (s.inbox.empty() && s.launch_inbox.empty()) stepper_->note_arrival(index_);
-  s.launch_inbox.push_back({&run, kernel_id, linear, run.start_cta(linear), start_cycle, s.shared_for_launch});
+  s.launch_inbox.push_back({&run, kernel_id, linear, run.reserve_cta(linear), start_cycle, s.shared_for_launch});
   s.shared_for_launch = kNever;
   s.inbox_first = std::min(s.inbox_first, start_cycle);
 }
