@@ -50,6 +50,7 @@ class ThreadPool {
   // does. `body` must stay alive until join() returns. With no workers start() only records the
   // phase and join() runs every item. No run() or start() between the two.
   void start(size_t count, const std::function<void(size_t)>& body);
+  void start(size_t count, std::function<void(size_t)>&& body) = delete;  // a temporary dies before join()
   void join();
   bool started() const { return started_; }
   // Phases that woke the workers (count >= 2 and threads >= 2), for tests and statistics.

@@ -5,6 +5,7 @@
 // step (windowed launches). Exit 0: results equal the serial executor's and TSan (which exits
 // with 66 on a report) found no race.
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "models/gpu/ptx/executor.h"
@@ -42,9 +43,11 @@ std::vector<uint32_t> results(gpuvp::ptx::DeviceMemory& memory, const Buffers& b
 
 // Windowed launches and retirements beside a running window (SmStepper with sim.overlap): while
 // the pool steps the resident CTAs (4 SMs, at most 2 CTAs each), the calling thread retires the
-// CTAs the last boundary found done and starts the next ones in their freed slots
-// (KernelRun::start_cta in place), which join their SM at the next boundary; `beside` counts the
-// launches made while the window ran. Returns false on a fault.
+// CTAs the last boundary found done and reserves the next ones' slots (KernelRun::reserve_cta in
+// place), which join their SM at the next boundary; the SM's window, on whichever pool thread runs
+// it, sets up their state (KernelRun::init_cta) while other threads step other CTAs, as
+// Sm::apply_arrivals does. `beside` counts the launches made while the window ran. Returns false
+// on a fault.
 bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* beside) {
   using namespace gpuvp;
   constexpr uint32_t kSms = 4, kResident = 2;
@@ -54,10 +57,19 @@ bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* besi
   for (uint32_t i = 0; i < kSms * kResident; ++i) free.push_back(i % kSms);  // CTAs are staggered
   std::vector<std::pair<uint32_t, uint32_t>> done, launched;  // (SM, slot)
   parallel::ThreadPool pool(4);
-  const auto window = [&](size_t i) { test::step_staged(run, sms[i]); };
+  std::vector<std::vector<uint32_t>> starting(kSms);  // per SM: slots its next window sets up
+  // A std::function that outlives every phase: ThreadPool::start keeps a reference to it.
+  const std::function<void(size_t)> window = [&](size_t i) {
+    for (const uint32_t slot : starting[i]) {
+      run.init_cta(slot);
+      sms[i].slots.push_back(slot);
+    }
+    starting[i].clear();
+    test::step_staged(run, sms[i]);
+  };
   while (run.ok()) {
     bool resident = false;
-    for (const auto& sm : sms) resident = resident || !sm.slots.empty();
+    for (uint32_t i = 0; i < kSms; ++i) resident = resident || !sms[i].slots.empty() || !starting[i].empty();
     if (!resident && next_cta == run.cta_count()) break;
     pool.start(sms.size(), window);
     bool joined = false;
@@ -76,13 +88,13 @@ bool run_with_launches_beside_windows(gpuvp::ptx::KernelRun& run, uint32_t* besi
       } else {
         ++*beside;
       }
-      launched.emplace_back(free.front(), run.start_cta(next_cta++));
+      launched.emplace_back(free.front(), run.reserve_cta(next_cta++));
       free.erase(free.begin());
     }
     if (!joined) pool.join();
     // The boundary, in SM order: stages commit, serial-only steps, launches join their SM.
     for (test::MiniSm& sm : sms) test::finish_serial(run, sm);
-    for (const auto& [sm, slot] : launched) sms[sm].slots.push_back(slot);
+    for (const auto& [sm, slot] : launched) starting[sm].push_back(slot);
     for (uint32_t i = 0; i < kSms; ++i) {
       auto& slots = sms[i].slots;
       for (size_t k = 0; k < slots.size();) {
