@@ -124,8 +124,7 @@ void L2Slice::resume() {
   schedule_process();
 }
 
-uint8_t L2Slice::sector_mask(tlm::tlm_generic_payload& gp) const {
-  const GpuExtension* ext = gp.get_extension<GpuExtension>();
+uint8_t L2Slice::sector_mask(const tlm::tlm_generic_payload& gp, const GpuExtension* ext) const {
   if (ext != nullptr && ext->sector_mask != 0 && line_bytes_ == kLineBytes && params_.sector_bytes == kSectorBytes)
     return ext->sector_mask;
   const uint64_t offset = gp.get_address() % line_bytes_;
@@ -197,7 +196,7 @@ L2Slice::Outcome L2Slice::handle(tlm::tlm_generic_payload& gp, uint64_t now, uin
   const GpuExtension* ext = gp.get_extension<GpuExtension>();
   const bool atomic = ext != nullptr && is_atomic(ext->kind);
   const bool store = !atomic && gp.is_write();
-  const uint8_t mask = sector_mask(gp);
+  const uint8_t mask = sector_mask(gp, ext);
   const uint64_t q = map_.slice_line(gp.get_address());
   const uint64_t set = q % sets_, tag = q / sets_;
   const uint64_t send_ps = clock_.ticks_of_cycle(now + params_.miss_latency);

@@ -139,7 +139,7 @@ class L2Slice : public sc_core::sc_module {
   void send_dram();
   void schedule_process();
   void resume();  // a stalling resource freed
-  uint8_t sector_mask(tlm::tlm_generic_payload& gp) const;
+  uint8_t sector_mask(const tlm::tlm_generic_payload& gp, const GpuExtension* ext) const;  // ext: gp's, or nullptr
 
   L2Params params_;
   const AddressMap& map_;
