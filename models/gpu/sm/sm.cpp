@@ -2036,7 +2036,7 @@ tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
   const uint64_t c = s.clock.cycle_at(current_time() + delay);  // an annotated delay: it takes effect then
   if (s.replay_in_flight == &gp && (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP)) {
     s.replay_in_flight = nullptr;  // the next deferred request may go (now, if its cycle has come)
-    if (stepper_ != nullptr) stepper_->deferred_ready();
+    if (stepper_ != nullptr) stepper_->deferred_ready(index_);
     if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::END_REQ) {

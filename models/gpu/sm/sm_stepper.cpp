@@ -27,6 +27,7 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
       window_profile_(params.window_profile),
       overlap_(params.overlap),
       sm_cpu_seconds_(sms_.size(), 0.0),
+      next_send_(sms_.size(), kNever),
       pool_(std::max<uint32_t>(params.threads, 1)) {
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (sms_[i]->index() != i) throw std::invalid_argument("SmStepper: SM " + std::to_string(i) + " has index " +
@@ -54,11 +55,16 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
 
 void SmStepper::deliver_accepted() {
   // A request was accepted: its SM's next ones whose cycle has come go now, the rest at theirs.
+  // Only SMs with a delivery queue can have any (delivering_, in index order: the order of all
+  // SMs, without the ~80 idle ones per accepted request).
   const uint64_t now = clock_.cycle_at(current_time());
   uint64_t next = kNever;
-  for (Sm* sm : sms_) {
-    if (sm->next_deferred() <= now) sm->deliver_deferred(now);
-    next = std::min(next, sm->next_deferred());
+  for (const uint32_t i : delivering_) {
+    if (next_send_[i] <= now) {
+      sms_[i]->deliver_deferred(now);
+      next_send_[i] = sms_[i]->next_deferred();
+    }
+    next = std::min(next, next_send_[i]);
   }
   if (next != kNever && !in_cycle_) next_trigger(clock_.time_of_cycle(next) - current_time(), deferred_ready_);
 }
@@ -221,7 +227,7 @@ uint64_t SmStepper::next_phase() const {
   uint64_t phase = kNever;
   if (earliest_ != kNever) phase = earliest_ / window_ == 0 ? 0 : earliest_ / window_ - 1;
   for (const uint32_t i : delivering_) {
-    const uint64_t c = sms_[i]->next_deferred();
+    const uint64_t c = next_send_[i];
     if (c != kNever) phase = std::min(phase, c / window_);
   }
   return phase;
@@ -263,7 +269,7 @@ void SmStepper::run_phase(uint64_t phase) {
   const auto later = std::greater<std::pair<uint64_t, uint32_t>>();
   sends_.clear();
   for (const uint32_t i : delivering_) {
-    const uint64_t c = sms_[i]->next_deferred();
+    const uint64_t c = next_send_[i];
     if (c < phase_end) sends_.emplace_back(c, i);
   }
   std::make_heap(sends_.begin(), sends_.end(), later);
@@ -276,7 +282,7 @@ void SmStepper::run_phase(uint64_t phase) {
       std::pop_heap(sends_.begin(), sends_.end(), later);
       sends_.pop_back();
       sms_[i]->deliver_deferred(c);
-      const uint64_t next = sms_[i]->next_deferred();
+      const uint64_t next = next_send_[i] = sms_[i]->next_deferred();
       if (next < phase_end) {
         sends_.emplace_back(std::max(next, c + 1), i);
         std::push_heap(sends_.begin(), sends_.end(), later);
@@ -328,6 +334,7 @@ void SmStepper::boundary(uint64_t end) {
   for (const uint32_t i : due_) {
     sms_[i]->finish_window();
     sms_[i]->hand_over();
+    next_send_[i] = sms_[i]->next_deferred();
     if (sms_[i]->deferred_pending()) delivering_.push_back(i);
   }
   std::inplace_merge(delivering_.begin(), delivering_.begin() + static_cast<long>(delivering), delivering_.end());

@@ -82,8 +82,11 @@ class SmStepper : public sc_core::sc_module {
   uint32_t threads() const { return pool_.threads(); }
   // Cycles (windows, when windowed) in which the parallel phase ran on the pool.
   uint64_t parallel_phases() const { return pool_.parallel_phases(); }
-  // A deferred request of some SM was accepted: deliveries waiting for it may go on.
-  void deferred_ready() { deferred_ready_.notify(sc_core::SC_ZERO_TIME); }
+  // SM `sm`'s deferred request in flight was accepted: its deliveries waiting for it may go on.
+  void deferred_ready(uint32_t sm) {
+    next_send_[sm] = sms_[sm]->next_deferred();
+    deferred_ready_.notify(sc_core::SC_ZERO_TIME);
+  }
   // Host time spent in windows (SMs running) and at boundaries (commits, serial remainders,
   // deliveries with the memory side running), for the benchmark; not a statistic.
   double window_seconds() const { return window_seconds_; }
@@ -130,6 +133,9 @@ class SmStepper : public sc_core::sc_module {
   uint64_t early_joins_ = 0;  // windows joined before their phase's end (quiesce)
   std::vector<uint32_t> due_;   // SMs of the cycle being stepped, in index order
   std::vector<uint32_t> delivering_;  // windowed: SMs with a non-empty delivery queue, in index order
+  // Windowed: per SM, its next_deferred() as of the stepper's last change to its delivery queue
+  // or the last release of its request in flight (flat, so the phase's scans touch no SM).
+  std::vector<uint64_t> next_send_;
   std::vector<uint32_t> arrived_;     // windowed: SMs with responses in their inbox
   std::vector<std::pair<uint64_t, uint32_t>> sends_;  // a phase's (stamp, SM) heap
   std::function<void(size_t)> window_body_;  // runs due_[k] to window_end_
