@@ -55,8 +55,7 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
 
 void SmStepper::deliver_accepted() {
   // A request was accepted: its SM's next ones whose cycle has come go now, the rest at theirs.
-  // Only SMs with a delivery queue can have any (delivering_, in index order: the order of all
-  // SMs, without the ~80 idle ones per accepted request).
+  // Only the SMs with a delivery queue (delivering_, in index order) can have any.
   const uint64_t now = clock_.cycle_at(current_time());
   uint64_t next = kNever;
   for (const uint32_t i : delivering_) {
