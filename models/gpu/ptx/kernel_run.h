@@ -212,8 +212,9 @@ class KernelRun {
   // SM's own thread, at the start of the window holding the CTA's first cycle).
   uint32_t reserve_cta(uint64_t linear);
   void init_cta(uint32_t slot);
-  // start_cta would reuse a slot or fill a reserved one, leaving the other CTAs' state where it
-  // is: then it is safe while other threads step this run's other CTAs (a windowed launch).
+  // start_cta / reserve_cta would reuse a slot or fill a reserved one, leaving the other CTAs'
+  // state where it is: then it is safe while other threads step this run's other CTAs (a
+  // windowed launch).
   bool can_start_cta_in_place() const;
   uint64_t cta_linear(uint32_t slot) const;
   // Whether warp w has lanes that can issue now (false: exited or all waiting at a barrier).
