@@ -218,6 +218,10 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
   return report;
 }
 
+void PlatformServer::set_rank_exchange(parallel::RankExchange* exchange) {
+  impl_->command_processor->set_rank_exchange(exchange);
+}
+
 std::string PlatformServer::stats_json() const { return impl_->stats.json(); }
 
 std::string PlatformServer::stats_summary() const { return impl_->stats.summary(); }

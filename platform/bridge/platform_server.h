@@ -22,6 +22,10 @@
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
+namespace gpuvp::parallel {
+class RankExchange;
+}
+
 namespace gpuvp {
 class TraceObserver;
 }
@@ -71,6 +75,12 @@ class PlatformServer {
   // run() is not running). Each fallback and fault is also told on stderr the first time per
   // kernel name.
   std::string kernel_report(const std::string& prefix) const;
+
+  // SM partitions in several ranks (platform/parallel/rank_exchange.h; before run()): this
+  // process steps the SMs `exchange` gives its rank and exchanges their windows with the other
+  // ranks, each of which runs the same platform and host program. Throws std::invalid_argument
+  // without the windowed timing model.
+  void set_rank_exchange(parallel::RankExchange* exchange);
 
   // Convenience: the registry's JSON and summary (call when run() is not running).
   std::string stats_json() const;

@@ -1,6 +1,7 @@
 #include "platform/cli/run_command.h"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "platform/bridge/platform_server.h"
 #include "platform/config_report.h"
 #include "platform/elastic_trace/trace_capture.h"
+#include "platform/parallel/rank_exchange.h"
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 #include "platform/trace/trace_recorder.h"
@@ -145,6 +147,11 @@ RunCommand::RunCommand(CLI::App& app, const config::ConfigLoader& loader)
                        "write an elastic trace of every SM's memory requests, CTAs and kernels to this directory "
                        "(for `gpuvp replay` and `gpuvp trace inspect`)")
       ->type_name("DIR");
+  command_->add_flag("--mpi", mpi_,
+                     "step the SMs in several processes: mpirun -np K gpuvp run --mpi ... runs the platform and the "
+                     "program in each rank, each rank steps every K-th SM, and the ranks exchange the SMs' windows "
+                     "(the windowed model, e.g. --config v100_windowed; the same statistics as one process). Rank 0 "
+                     "alone prints the program's output and the report and writes --stats");
   command_->add_option("program", program_, "-- ./app args...")->required();
   command_->footer("Example: gpuvp run --config v100 --stats stats.json -- ./vector_add 1024\n"
                    "         gpuvp run --trace trace.json --trace-filter module=*l2_0* -- ./vector_add 1024\n"
@@ -175,6 +182,22 @@ int RunCommand::execute() const {
                  "set GPUVP_CUDART_DIR)\n";
     return 1;
   }
+
+  // --mpi: the exchange outlives the platform (MPI ends when it is destroyed).
+  std::unique_ptr<parallel::RankExchange> ranks;
+  if (mpi_) {
+    if (!trace_path_.empty() || !trace_summary_path_.empty() || !trace_vcd_path_.empty() || !capture_dir_.empty()) {
+      std::cerr << "gpuvp run: --mpi: tracing and trace capture need one process (run without --mpi)\n";
+      return 1;
+    }
+    try {
+      ranks = parallel::make_mpi_exchange();
+    } catch (const std::runtime_error& e) {
+      std::cerr << "gpuvp run: --mpi: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  const bool leader = ranks == nullptr || ranks->rank() == 0;
 
   // The recorder outlives the platform (its monitors report to it until the end).
   std::unique_ptr<trace::TraceRecorder> recorder;
@@ -222,6 +245,14 @@ int RunCommand::execute() const {
   stats.set_kernel_detail(stats_per_launch_ ? stats::Registry::KernelDetail::PerLaunch
                                             : stats::Registry::KernelDetail::PerName);
   bridge::PlatformServer server(params, stats, observer);
+  if (ranks != nullptr) {
+    try {
+      server.set_rank_exchange(ranks.get());
+    } catch (const std::invalid_argument& e) {  // the same configuration, so every rank stops here
+      if (leader) std::cerr << "gpuvp run: --mpi: " << e.what() << "\n";
+      return 1;
+    }
+  }
 
   // The program's environment: ours, plus the socket and the library path.
   std::vector<std::string> environment;
@@ -247,7 +278,13 @@ int RunCommand::execute() const {
   std::cout.flush();
   std::cerr.flush();
   pid_t child = -1;
-  if (const int error = ::posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data()); error != 0) {
+  // --mpi: every rank runs the program; the other ranks' copies print nothing on stdout.
+  posix_spawn_file_actions_t quiet;
+  ::posix_spawn_file_actions_init(&quiet);
+  if (!leader) ::posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  const int spawn_error = ::posix_spawnp(&child, argv[0], &quiet, nullptr, argv.data(), envp.data());
+  ::posix_spawn_file_actions_destroy(&quiet);
+  if (const int error = spawn_error; error != 0) {
     std::cerr << "gpuvp run: cannot start " << program_.front() << ": " << std::strerror(error) << "\n";
     return 127;
   }
@@ -261,7 +298,7 @@ int RunCommand::execute() const {
   int status = 0;
   bool exited = false;
   {
-    const progress::Display display(progress_.mode, "run");
+    const progress::Display display(leader ? progress_.mode : progress::Mode::kOff, "run");
     server.run([&] {
       if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
       return exited;
@@ -271,6 +308,10 @@ int RunCommand::execute() const {
   ::sigaction(SIGINT, &old_int, nullptr);
 
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  // Reading the statistics gathers the SMs' from every rank (--mpi): every rank reads them.
+  const std::string summary = server.stats_summary();
+  const std::string stats_json = stats_path_.empty() ? std::string() : server.stats_json();
+  if (!leader) return code;
   const bridge::PlatformActivity activity = server.activity();
   std::cerr << "\ngpuvp run: " << program_.front()
             << (WIFSIGNALED(status) ? " was killed by signal " + std::to_string(WTERMSIG(status))
@@ -296,7 +337,6 @@ int RunCommand::execute() const {
       }
     }
   }
-  const std::string summary = server.stats_summary();
   if (!summary.empty()) std::cerr << summary;
   if (recorder) {
     try {
@@ -330,7 +370,7 @@ int RunCommand::execute() const {
               << " kernel(s), " << capture->requests() << " request(s), " << capture->file_bytes() << " bytes)\n";
   }
   if (!stats_path_.empty()) {
-    if (!write_output_file(stats_path_, server.stats_json(), "statistics file")) return code != 0 ? code : 1;
+    if (!write_output_file(stats_path_, stats_json, "statistics file")) return code != 0 ? code : 1;
     std::cerr << "gpuvp run: statistics written to " << stats_path_ << "\n";
   }
   return code;

@@ -41,6 +41,7 @@ class RunCommand {
   std::string trace_summary_path_;
   std::string trace_vcd_path_;
   double trace_window_ns_ = 1000;
+  bool mpi_ = false;          // --mpi: this process is one rank stepping its share of the SMs
   std::string capture_dir_;  // --capture: elastic trace directory (platform/elastic_trace)
   std::vector<std::string> program_;
 };

@@ -270,6 +270,33 @@ const Group* Registry::find_group(const std::string& path) const {
 
 void Registry::set_time_source(std::function<std::uint64_t()> now_ps) { now_ps_ = std::move(now_ps); }
 
+void Group::save_values(std::vector<std::uint64_t>& out) const {
+    out.clear();
+    for (const auto& c : counters_) out.push_back(c->value_);
+    for (const auto& h : histograms_) {
+        out.insert(out.end(), {h->count_, h->sum_, h->min_, h->max_});
+        out.insert(out.end(), h->counts_.begin(), h->counts_.end());
+    }
+}
+
+void Group::load_values(const std::vector<std::uint64_t>& values) {
+    std::size_t expected = counters_.size();
+    for (const auto& h : histograms_) expected += 4 + h->counts_.size();
+    if (values.size() != expected) {
+        throw std::invalid_argument("statistics group " + path_ + ": " + std::to_string(values.size()) +
+                                    " values for a layout of " + std::to_string(expected));
+    }
+    std::size_t i = 0;
+    for (const auto& c : counters_) c->value_ = values[i++];
+    for (const auto& h : histograms_) {
+        h->count_ = values[i++];
+        h->sum_ = values[i++];
+        h->min_ = values[i++];
+        h->max_ = values[i++];
+        for (auto& bucket : h->counts_) bucket = values[i++];
+    }
+}
+
 void Registry::set_before_read(std::function<void()> before_read) { before_read_ = std::move(before_read); }
 void Registry::set_summary_keys(std::vector<std::string> keys) { summary_keys_ = std::move(keys); }
 

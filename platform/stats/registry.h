@@ -216,6 +216,13 @@ public:
     const Counter* find_counter(const std::string& name) const;
     const Histogram* find_histogram(const std::string& name) const;
 
+    // Every counter's and histogram's values, in registration order: a module stepped by
+    // another process (an SM of another MPI rank) sends them, and load_values() sets this
+    // group's from the same group there. load_values throws std::invalid_argument when the
+    // count does not fit this group's layout.
+    void save_values(std::vector<std::uint64_t>& out) const;
+    void load_values(const std::vector<std::uint64_t>& values);
+
 private:
     friend class Registry;
     Group(Registry& r, std::string path) : registry_(&r), path_(std::move(path)) {}

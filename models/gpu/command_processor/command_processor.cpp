@@ -284,6 +284,13 @@ void CommandProcessor::quiesce() {
   if (timing_ != nullptr) timing_->quiesce();
 }
 
+void CommandProcessor::set_rank_exchange(parallel::RankExchange* exchange) {
+  if (timing_ == nullptr) {
+    throw std::invalid_argument("SM partitions in several ranks need the timing model (sim.kernel_model = timing)");
+  }
+  timing_->set_rank_exchange(exchange);
+}
+
 CommandProcessor::Result CommandProcessor::goodbye(uint32_t channel) {
   if (contexts_[channel] == nullptr) return Result::ok();
   quiesce();  // the context's memory goes

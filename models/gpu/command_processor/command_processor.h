@@ -47,6 +47,10 @@
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
+namespace gpuvp::parallel {
+class RankExchange;
+}
+
 namespace gpuvp::gpu {
 
 class GpuTiming;
@@ -77,6 +81,9 @@ class CommandProcessor : public sc_core::sc_module {
   // (models/gpu/sm/sm_stepper.h): call before reading or changing model state from outside the
   // simulation's own processes. Device memory's host-side changes call it themselves.
   void quiesce();
+  // SM partitions in several ranks (GpuTiming::set_rank_exchange; the timing model only: throws
+  // std::invalid_argument with sim.kernel_model = functional).
+  void set_rank_exchange(parallel::RankExchange* exchange);
 
  private:
   struct Context;

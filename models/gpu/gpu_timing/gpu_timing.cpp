@@ -165,8 +165,14 @@ GpuTiming::GpuTiming(sc_core::sc_module_name name, const PlatformParams& params,
     : sc_module(name), impl_(std::make_unique<Impl>(params, clocks, stats, tracer)), registry_(stats) {
   // Windowed SMs count on other host threads while a window runs: the registry's kernel scopes
   // and reports read every counter, so they finish the window first.
-  registry_.set_before_read([this] { quiesce(); });
+  // With ranks, they also gather the SMs' statistics from the ranks that step them.
+  registry_.set_before_read([this] {
+    quiesce();
+    impl_->core.stepper().gather_statistics();
+  });
 }
+
+void GpuTiming::set_rank_exchange(parallel::RankExchange* exchange) { impl_->core.stepper().set_rank_exchange(exchange); }
 
 GpuTiming::~GpuTiming() { registry_.set_before_read(nullptr); }
 
@@ -227,6 +233,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   while (m.uvm_system->holding_requests()) sc_core::wait(m.uvm_system->drained());
   while (!m.copy_engine.idle()) sc_core::wait(m.copy_engine.drained());
   m.core.stepper().quiesce();  // the kernel's statistics are read now
+  m.core.stepper().gather_statistics();  // ranks: the SMs' from the ranks that step them
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);
   progress::kernel_end(kernel_id, end.value());

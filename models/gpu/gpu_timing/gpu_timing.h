@@ -27,6 +27,10 @@
 #include "platform/platform_params.h"
 #include "platform/stats/registry.h"
 
+namespace gpuvp::parallel {
+class RankExchange;
+}
+
 namespace gpuvp::uvm {
 class UvmSystem;
 }
@@ -58,6 +62,9 @@ class GpuTiming : public sc_core::sc_module {
   uint32_t sm_count() const;
   // Finishes a window the SMs may be running on other host threads (SmStepper::quiesce).
   void quiesce();
+  // SM partitions in several ranks (SmStepper::set_rank_exchange); statistics reads then gather
+  // every SM's from the rank that steps it.
+  void set_rank_exchange(parallel::RankExchange* exchange);
   // Unified memory (models/uvm/uvm_system.h): an L1 TLB sits on every SM's memory path.
   uvm::UvmSystem& uvm();
 

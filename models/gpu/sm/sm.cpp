@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -412,7 +413,12 @@ struct Sm::Impl {
   PayloadPool pool;
   ptx::StepResult step;
   // Effects of this SM's parallel phase on each kernel it runs, committed in its serial phase.
-  std::vector<std::pair<ptx::KernelRun*, ptx::StepStage>> stages;
+  struct StageEntry {
+    ptx::KernelRun* run;
+    uint64_t kernel_id;  // names the run to other ranks (export_stages)
+    ptx::StepStage stage;
+  };
+  std::vector<StageEntry> stages;
   // The cycle being ticked, between its two phases.
   uint64_t t_wake = kNever;
   bool t_issued_any = false;
@@ -431,6 +437,29 @@ struct Sm::Impl {
   bool windowed = false;
   bool defer_commit = false;     // stages accumulate over the window (committed by the stepper)
   bool deadlock_pending = false;  // tick_serial found a barrier deadlock inside a window
+  // SM partitions in several ranks (Sm::set_partition): what the owner's window did that other
+  // ranks cannot compute (a kernel run failed by a deadlock report), and on the other ranks the
+  // CTAs launched here whose run and slot their exported stages and completions name.
+  Sm::Partition partition = Sm::Partition::kLocal;
+  struct RunFault {
+    uint64_t kernel_id;
+    ptx::LaunchStatus status;
+    std::string message;
+  };
+  std::vector<RunFault> run_faults;
+  struct RemoteCta {
+    uint64_t kernel_id, linear;
+    ptx::KernelRun* run;
+    uint32_t slot;
+  };
+  std::vector<RemoteCta> remote_ctas;
+  ptx::KernelRun& remote_run(uint64_t kernel_id) const {
+    for (const RemoteCta& cta : remote_ctas) {
+      if (cta.kernel_id == kernel_id) return *cta.run;
+    }
+    throw std::runtime_error("SM " + std::to_string(owner->index()) + ": the rank stepping it names kernel " +
+                             std::to_string(kernel_id) + ", which has no CTA on it here");
+  }
   struct DeferredRequest {
     uint64_t cycle;
     tlm::tlm_generic_payload* gp;
@@ -847,18 +876,19 @@ struct Sm::Impl {
   }
 
   // The stage for `run`'s effects in this SM's parallel phase (usually one kernel: one entry).
-  ptx::StepStage& stage_for(ptx::KernelRun& run) {
-    for (auto& entry : stages) {
-      if (entry.first == &run) return entry.second;
+  ptx::StepStage& stage_for(ptx::KernelRun& run, uint64_t kernel_id) {
+    for (auto& entry : stages) {  // (a later kernel's run may reuse a finished one's address)
+      if (entry.run == &run && entry.kernel_id == kernel_id) return entry.stage;
     }
     for (auto& entry : stages) {  // an entry of a finished kernel (always committed, empty)
-      if (entry.second.empty()) {
-        entry.first = &run;
-        return entry.second;
+      if (entry.stage.empty()) {
+        entry.run = &run;
+        entry.kernel_id = kernel_id;
+        return entry.stage;
       }
     }
-    stages.emplace_back(&run, ptx::StepStage{});
-    return stages.back().second;
+    stages.push_back(StageEntry{&run, kernel_id, ptx::StepStage{}});
+    return stages.back().stage;
   }
 
   void issue(uint32_t k, uint32_t slot, uint64_t c, bool staged) {
@@ -875,7 +905,7 @@ struct Sm::Impl {
       free_at = c + std::max<uint64_t>(interval[unit], (info.tensor_fma + params.tensor_fma_per_cycle - 1) / params.tensor_fma_per_cycle);
     }
     if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
-    const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run) : nullptr);
+    const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run, cta.kernel_id) : nullptr);
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
@@ -1696,7 +1726,7 @@ struct Sm::Impl {
 
   void commit_stages() {
     for (auto& entry : stages) {
-      if (!entry.second.empty()) entry.first->commit(entry.second);
+      if (!entry.stage.empty()) entry.run->commit(entry.stage);
     }
   }
 
@@ -1911,10 +1941,168 @@ void Sm::finish_window() {
   if (!s.deadlock_pending) return;
   s.deadlock_pending = false;
   for (auto& cta : s.ctas) {
-    if (cta.used && cta.run->ok()) cta.run->report_deadlock(cta.slot);
+    if (!cta.used || !cta.run->ok()) continue;
+    cta.run->report_deadlock(cta.slot);
+    if (s.partition == Partition::kOwned && !cta.run->ok())
+      s.run_faults.push_back({cta.kernel_id, cta.run->status(), cta.run->message()});
   }
   s.retire_pending = true;
   s.retire_done();
+}
+
+namespace {
+// A request as it crosses to another rank: the payload's fields and its GpuExtension.
+struct WireRequest {
+  uint64_t cycle, address, kernel_id, queued_cycle, request_seq, mshr_unblocked_by, barrier_arrived, barrier_release,
+      barrier_seq;
+  uint32_t length, sm_id, warp_id, cta_id, mshr_wait, barrier_wait;
+  uint8_t command, sector_mask, kind, l1_access;
+};
+struct WireCta {
+  uint64_t cycle, kernel_id, linear;
+};
+}  // namespace
+
+void Sm::set_partition(Partition partition) { impl_->partition = partition; }
+
+void Sm::export_stages(parallel::Message& out) const {
+  const Impl& s = *impl_;
+  uint32_t count = 0;
+  for (const auto& entry : s.stages) count += entry.stage.empty() ? 0 : 1;
+  out.put(count);
+  for (const auto& entry : s.stages) {
+    if (entry.stage.empty()) continue;
+    const ptx::StepStage& stage = entry.stage;
+    out.put(entry.kernel_id);
+    out.put(stage.warp_instructions);
+    out.put(stage.thread_instructions);
+    out.put(stage.status);
+    out.put_string(stage.message);
+    out.put_bytes(stage.stores.data(), stage.stores.size() * sizeof(ptx::StepStage::Store));
+    out.put_bytes(stage.bytes.data(), stage.bytes.size());
+  }
+}
+
+void Sm::import_stages(parallel::Message& in) {
+  Impl& s = *impl_;
+  const auto count = in.get<uint32_t>();
+  for (uint32_t k = 0; k < count; ++k) {
+    ptx::KernelRun& run = s.remote_run(in.get<uint64_t>());
+    ptx::StepStage stage;
+    stage.warp_instructions = in.get<uint64_t>();
+    stage.thread_instructions = in.get<uint64_t>();
+    stage.status = in.get<ptx::LaunchStatus>();
+    stage.message = in.get_string();
+    size_t size = 0;
+    const uint8_t* stores = in.get_bytes(size);
+    stage.stores.resize(size / sizeof(ptx::StepStage::Store));
+    std::memcpy(stage.stores.data(), stores, size);
+    const uint8_t* bytes = in.get_bytes(size);
+    stage.bytes.assign(bytes, bytes + size);
+    run.commit(stage);
+  }
+}
+
+void Sm::export_window(parallel::Message& out) {
+  Impl& s = *impl_;
+  out.put(static_cast<uint32_t>(s.run_faults.size()));
+  for (const Impl::RunFault& fault : s.run_faults) {
+    out.put(fault.kernel_id);
+    out.put(fault.status);
+    out.put_string(fault.message);
+  }
+  s.run_faults.clear();
+  out.put(static_cast<uint32_t>(s.outbox_requests.size()));
+  for (const Impl::DeferredRequest& d : s.outbox_requests) {
+    const GpuExtension& ext = *gpu_extension(*d.gp);
+    WireRequest w{};
+    w.cycle = d.cycle;
+    w.address = d.gp->get_address();
+    w.length = d.gp->get_data_length();
+    w.command = static_cast<uint8_t>(d.gp->get_command());
+    w.sm_id = ext.sm_id;
+    w.warp_id = ext.warp_id;
+    w.cta_id = ext.cta_id;
+    w.kernel_id = ext.kernel_id;
+    w.sector_mask = ext.sector_mask;
+    w.kind = static_cast<uint8_t>(ext.kind);
+    w.queued_cycle = ext.queued_cycle;
+    w.request_seq = ext.request_seq;
+    w.mshr_wait = ext.mshr_wait;
+    w.mshr_unblocked_by = ext.mshr_unblocked_by;
+    w.barrier_wait = ext.barrier_wait;
+    w.barrier_arrived = ext.barrier_arrived;
+    w.barrier_release = ext.barrier_release;
+    w.barrier_seq = ext.barrier_seq;
+    w.l1_access = ext.l1_access;
+    out.put(w);
+  }
+  out.put(static_cast<uint32_t>(s.outbox_ctas.size()));
+  for (const Impl::DeferredCta& d : s.outbox_ctas) out.put(WireCta{d.cycle, d.kernel_id, d.linear});
+  out.put(cycle_);
+}
+
+void Sm::import_window(parallel::Message& in) {
+  Impl& s = *impl_;
+  const auto faults = in.get<uint32_t>();
+  for (uint32_t k = 0; k < faults; ++k) {
+    ptx::KernelRun& run = s.remote_run(in.get<uint64_t>());
+    ptx::StepStage failed;
+    failed.status = in.get<ptx::LaunchStatus>();
+    failed.message = in.get_string();
+    run.commit(failed);
+  }
+  const auto requests = in.get<uint32_t>();
+  for (uint32_t k = 0; k < requests; ++k) {
+    const auto w = in.get<WireRequest>();
+    tlm::tlm_generic_payload* gp = s.pool.allocate(static_cast<tlm::tlm_command>(w.command), w.address, w.length);
+    GpuExtension& ext = *gpu_extension(*gp);
+    ext.sm_id = w.sm_id;
+    ext.warp_id = w.warp_id;
+    ext.cta_id = w.cta_id;
+    ext.kernel_id = w.kernel_id;
+    ext.sector_mask = w.sector_mask;
+    ext.kind = static_cast<AccessKind>(w.kind);
+    ext.queued_cycle = w.queued_cycle;
+    ext.request_seq = w.request_seq;
+    ext.mshr_wait = w.mshr_wait;
+    ext.mshr_unblocked_by = w.mshr_unblocked_by;
+    ext.barrier_wait = w.barrier_wait;
+    ext.barrier_arrived = w.barrier_arrived;
+    ext.barrier_release = w.barrier_release;
+    ext.barrier_seq = w.barrier_seq;
+    ext.l1_access = w.l1_access;
+    s.deferred_requests.push_back({w.cycle, gp});
+  }
+  const auto ctas = in.get<uint32_t>();
+  for (uint32_t k = 0; k < ctas; ++k) {
+    const auto w = in.get<WireCta>();
+    const auto at = std::find_if(s.remote_ctas.begin(), s.remote_ctas.end(), [&](const Impl::RemoteCta& cta) {
+      return cta.kernel_id == w.kernel_id && cta.linear == w.linear;
+    });
+    if (at == s.remote_ctas.end()) {
+      throw std::runtime_error("SM " + std::to_string(index_) + ": the rank stepping it completed CTA " +
+                               std::to_string(w.linear) + " of kernel " + std::to_string(w.kernel_id) +
+                               ", which was not launched on it here");
+    }
+    s.deferred_ctas.push_back({w.cycle, at->run, at->slot, w.kernel_id, w.linear});
+    s.remote_ctas.erase(at);
+  }
+  cycle_ = in.get<uint64_t>();
+}
+
+void Sm::export_statistics(parallel::Message& out) const {
+  std::vector<uint64_t> values;
+  impl_->group.save_values(values);
+  out.put_bytes(values.data(), values.size() * sizeof(uint64_t));
+}
+
+void Sm::import_statistics(parallel::Message& in) {
+  size_t size = 0;
+  const uint8_t* bytes = in.get_bytes(size);
+  std::vector<uint64_t> values(size / sizeof(uint64_t));
+  std::memcpy(values.data(), bytes, size);
+  impl_->group.load_values(values);
 }
 
 uint64_t Sm::next_deferred() const {
@@ -1969,6 +2157,15 @@ void Sm::arrive(tlm::tlm_generic_payload& gp, uint64_t c) {
 
 uint64_t Sm::take_inbox() {
   Impl& s = *impl_;
+  if (s.partition == Partition::kRemote) {  // another rank applies them; this one keeps the CTAs' names
+    for (const Impl::Arrival& a : s.inbox) a.gp->release();
+    s.inbox.clear();
+    for (const Impl::Launch& l : s.launch_inbox) s.remote_ctas.push_back({l.kernel_id, l.linear, l.run, l.slot});
+    s.launch_inbox.clear();
+    const uint64_t first = s.inbox_first;
+    s.inbox_first = kNever;
+    return first;
+  }
   if (s.arrived.empty()) {
     s.arrived.swap(s.inbox);
   } else {

@@ -86,6 +86,7 @@
 #include "models/tlm/gpu_extension.h"
 #include "models/tlm/payload_pool.h"
 #include "models/tlm/trace_observer.h"
+#include "platform/parallel/rank_exchange.h"
 #include "platform/stats/registry.h"
 
 namespace gpuvp::gpu {
@@ -188,6 +189,26 @@ class Sm : public sc_core::sc_module {
   uint64_t next_launch_cycle() const;
   // Elastic trace capture is on (its notes are told from the SM's own lists).
   bool captures() const;
+
+  // SM partitions in several ranks (platform/parallel/rank_exchange.h; windowed only): every
+  // rank keeps every SM, the one that owns it steps it. kRemote: another rank steps this SM;
+  // here launches only record the CTA's run and slot, responses are released at the boundary,
+  // and import_window() puts the owner's window into the delivery queue, so the memory side and
+  // the CTA scheduler (replicated) see what they see in one process.
+  enum class Partition : uint8_t { kLocal, kOwned, kRemote };
+  void set_partition(Partition partition);
+  // Owner, at a boundary before commit_stages(): the window's staged stores, counts and faults.
+  void export_stages(parallel::Message& out) const;
+  // Remote, in SM order where the owner commits: commits them here.
+  void import_stages(parallel::Message& in);
+  // Owner, at a boundary after finish_window(), before hand_over(): kernel runs failed by a
+  // deadlock report, the window's requests (payload fields and GpuExtension) and completed
+  // CTAs, and the SM's last cycle. Remote: into this SM's delivery queue.
+  void export_window(parallel::Message& out);
+  void import_window(parallel::Message& in);
+  // The SM's statistics group (owner), to replace the stale copy of another rank.
+  void export_statistics(parallel::Message& out) const;
+  void import_statistics(parallel::Message& in);
 
  private:
   struct Impl;

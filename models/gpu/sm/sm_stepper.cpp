@@ -28,6 +28,7 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
       overlap_(params.overlap),
       sm_cpu_seconds_(sms_.size(), 0.0),
       next_send_(sms_.size(), kNever),
+      owned_(sms_.size(), 1),
       pool_(std::max<uint32_t>(params.threads, 1)) {
   for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (sms_[i]->index() != i) throw std::invalid_argument("SmStepper: SM " + std::to_string(i) + " has index " +
@@ -37,7 +38,7 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
   }
   due_.reserve(sms_.size());
   window_body_ = [this](size_t k) {
-    const uint32_t i = due_[k];
+    const uint32_t i = stepped_[k];
     if (!window_profile_) {
       next_[i] = run_sm(i, next_[i], window_end_, true);
       return;
@@ -190,9 +191,8 @@ double SmStepper::cpu_seconds(clockid_t clock) {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-void SmStepper::run_due(const std::function<void(size_t)>& body) {
+void SmStepper::run_due(size_t n, const std::function<void(size_t)>& body) {
   using steady = std::chrono::steady_clock;
-  const size_t n = due_.size();
   const uint64_t min_work = params_.parallel_min_work;
   if (pool_.threads() > 1 && n >= 2 && min_work != 0) {
     const uint64_t phase = phases_run_++ & 63;
@@ -246,17 +246,22 @@ void SmStepper::run_phase(uint64_t phase) {
     observed = observed || sms_[i]->observed();
     captured = captured || sms_[i]->captures();
   }
+  stepped_.clear();
+  for (const uint32_t i : due_) {
+    if (owned_[i]) stepped_.push_back(i);
+  }
   if (!due_.empty()) {
     ++windows_;
     for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
-    if (!overlap_ || pool_.threads() < 2 || observed || captured) {  // the window first, the phase after it
+    if (stepped_.empty()) {  // every due SM is another rank's
+    } else if (!overlap_ || pool_.threads() < 2 || observed || captured) {  // the window first, the phase after it
       if (observed) {
-        for (size_t k = 0; k < due_.size(); ++k) window_body_(k);
+        for (size_t k = 0; k < stepped_.size(); ++k) window_body_(k);
       } else {
-        run_due(window_body_);
+        run_due(stepped_.size(), window_body_);
       }
     } else {
-      pool_.start(due_.size(), window_body_);
+      pool_.start(stepped_.size(), window_body_);
       window_running_ = true;
     }
   }
@@ -311,6 +316,23 @@ void SmStepper::boundary(uint64_t end) {
   // In SM order: stores become visible to every SM; SMs stopped before a serial-only instruction
   // finish the window unstaged; deadlocks are reported; what the window sent joins the
   // delivery queues.
+  if (exchange_ != nullptr) {
+    exchange_windows();
+  } else {
+    commit_and_finish(end);
+  }
+  const size_t delivering = delivering_.size();
+  for (const uint32_t i : due_) {
+    if (exchange_ == nullptr) sms_[i]->finish_window();  // ranks: before the exchange
+    sms_[i]->hand_over();
+    next_send_[i] = sms_[i]->next_deferred();
+    if (sms_[i]->deferred_pending()) delivering_.push_back(i);
+  }
+  std::inplace_merge(delivering_.begin(), delivering_.begin() + static_cast<long>(delivering), delivering_.end());
+  delivering_.erase(std::unique(delivering_.begin(), delivering_.end()), delivering_.end());
+}
+
+void SmStepper::commit_and_finish(uint64_t end) {
   for (const uint32_t i : due_) {
     sms_[i]->commit_stages();
     sms_[i]->set_defer_commit(false);
@@ -329,15 +351,83 @@ void SmStepper::boundary(uint64_t end) {
     }
     next_[i] = next == kNever ? sm.next_launch_cycle() : run_sm(i, next, end, false);
   }
-  const size_t delivering = delivering_.size();
-  for (const uint32_t i : due_) {
-    sms_[i]->finish_window();
-    sms_[i]->hand_over();
-    next_send_[i] = sms_[i]->next_deferred();
-    if (sms_[i]->deferred_pending()) delivering_.push_back(i);
+}
+
+void SmStepper::set_rank_exchange(parallel::RankExchange* exchange) {
+  if (exchange == nullptr || exchange->ranks() < 2) {
+    exchange_ = nullptr;
+    return;
   }
-  std::inplace_merge(delivering_.begin(), delivering_.begin() + static_cast<long>(delivering), delivering_.end());
-  delivering_.erase(std::unique(delivering_.begin(), delivering_.end()), delivering_.end());
+  if (!windowed_) {
+    throw std::invalid_argument("SM partitions in several ranks need the windowed model (sim.window > 1, e.g. "
+                                "--config v100_windowed); sim.window is " + std::to_string(window_));
+  }
+  exchange_ = exchange;
+  for (uint32_t i = 0; i < sms_.size(); ++i) {
+    owned_[i] = exchange->owner(i) == exchange->rank() ? 1 : 0;
+    sms_[i]->set_partition(owned_[i] ? Sm::Partition::kOwned : Sm::Partition::kRemote);
+  }
+}
+
+void SmStepper::exchange_windows() {
+  // Each rank sends, for each due SM it owns in index order: the SM's index, whether its window
+  // stopped before a serial-only instruction, its stages (not committed yet), its window's
+  // deadlock reports, requests and completed CTAs, and its next due cycle. Then every rank
+  // commits every due SM's stages in SM order (as one process does) and puts the other ranks'
+  // requests and completions into those SMs' delivery queues.
+  outgoing_.clear();
+  for (const uint32_t i : stepped_) {
+    Sm& sm = *sms_[i];
+    outgoing_.put(i);
+    outgoing_.put(suspended_[i]);
+    sm.export_stages(outgoing_);
+    sm.finish_window();
+    sm.export_window(outgoing_);
+    outgoing_.put(next_[i]);
+    outgoing_.put(fresh_[i]);
+  }
+  exchange_->all_gather(outgoing_, incoming_);
+  for (const uint32_t i : due_) {
+    Sm& sm = *sms_[i];
+    if (owned_[i]) {
+      sm.commit_stages();
+    } else {
+      parallel::Message& in = incoming_[exchange_->owner(i)];
+      const auto sent = in.get<uint32_t>();
+      if (sent != i) {
+        throw std::runtime_error("rank exchange: rank " + std::to_string(exchange_->owner(i)) + " sent SM " +
+                                 std::to_string(sent) + " where SM " + std::to_string(i) + " was due");
+      }
+      suspended_[i] = in.get<uint8_t>();
+      sm.import_stages(in);
+      sm.import_window(in);
+      next_[i] = in.get<uint64_t>();
+      fresh_[i] = in.get<uint8_t>();
+    }
+    sm.set_defer_commit(false);
+  }
+  for (const uint32_t i : due_) {
+    if (!suspended_[i]) continue;
+    // The unstaged rest of the window changes device memory and kernel state on the owner alone;
+    // every rank sees the same flag, so every rank stops here with the same error.
+    throw std::runtime_error(
+        "SM " + std::to_string(i) + " reached an instruction that runs between windows (an atomic, a reduction, "
+        "printf or a device-runtime call) at cycle " + std::to_string(next_[i]) +
+        ": SM partitions in several MPI ranks do not run these yet; run the program without --mpi");
+  }
+}
+
+void SmStepper::gather_statistics() {
+  if (exchange_ == nullptr) return;
+  quiesce();
+  outgoing_.clear();
+  for (uint32_t i = 0; i < sms_.size(); ++i) {
+    if (owned_[i]) sms_[i]->export_statistics(outgoing_);
+  }
+  exchange_->all_gather(outgoing_, incoming_);
+  for (uint32_t i = 0; i < sms_.size(); ++i) {
+    if (!owned_[i]) sms_[i]->import_statistics(incoming_[exchange_->owner(i)]);
+  }
 }
 
 void SmStepper::step_cycle(uint64_t c) {
@@ -363,7 +453,7 @@ void SmStepper::step_cycle(uint64_t c) {
   if (observed) {
     for (const uint32_t i : due_) sms_[i]->step_parallel(c);
   } else {
-    run_due([this, c](size_t k) { sms_[due_[k]]->step_parallel(c); });
+    run_due(due_.size(), [this, c](size_t k) { sms_[due_[k]]->step_parallel(c); });
   }
   for (const uint32_t i : due_) {
     Sm& sm = *sms_[i];

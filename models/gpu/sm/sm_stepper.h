@@ -47,6 +47,7 @@
 #include <systemc>
 
 #include "models/gpu/sm/sm.h"
+#include "platform/parallel/rank_exchange.h"
 #include "platform/parallel/thread_pool.h"
 
 namespace gpuvp::gpu {
@@ -95,6 +96,17 @@ class SmStepper : public sc_core::sc_module {
   // Windows the SystemC thread had to finish before their phase's end (quiesce).
   uint64_t windows_joined_early() const { return early_joins_; }
 
+  // SM partitions in several ranks (platform/parallel/rank_exchange.h; call before the
+  // simulation starts). Every rank simulates the whole platform and steps only the SMs it owns;
+  // at each boundary the ranks exchange what their SMs' windows did (stages, requests, completed
+  // CTAs, due cycles), which every rank commits and delivers in SM order, so the memory side
+  // and the CTA scheduler see the same traffic everywhere. Needs the windowed model (throws
+  // std::invalid_argument otherwise). One rank (or nullptr): every SM is stepped here.
+  void set_rank_exchange(parallel::RankExchange* exchange);
+  // Collective over the ranks: every SM's statistics from the rank that steps it (the
+  // registry's before-read hook calls it, at the same points on every rank).
+  void gather_statistics();
+
  private:
   void thread();
   void step_cycle(uint64_t c);
@@ -105,10 +117,15 @@ class SmStepper : public sc_core::sc_module {
   void join_window();
   void deliver_accepted();  // SC_METHOD on deferred_ready_
   static double cpu_seconds(clockid_t clock);
-  // body(k) for every k in [0, due_.size()): on the pool, or on this thread alone when the phase
+  // body(k) for every k in [0, n): on the pool, or on this thread alone when the phase
   // is estimated to be too small to pay for waking the pool (who runs an SM never changes what
   // it computes, so results are the same either way).
-  void run_due(const std::function<void(size_t)>& body);
+  void run_due(size_t n, const std::function<void(size_t)>& body);
+  // Ranks: the boundary's exchange of the due SMs' windows, and their commits in SM order.
+  void exchange_windows();
+  // One process: commits in SM order, then the SMs stopped before a serial-only instruction
+  // finish the window unstaged.
+  void commit_and_finish(uint64_t end);
   // SM `i` from cycle `c` to the window's end (kNever: idle or waiting); `staged`: stop at a
   // serial-only instruction (returns that cycle with suspended_[i] set).
   uint64_t run_sm(uint32_t i, uint64_t c, uint64_t end, bool staged);
@@ -138,7 +155,12 @@ class SmStepper : public sc_core::sc_module {
   std::vector<uint64_t> next_send_;
   std::vector<uint32_t> arrived_;     // windowed: SMs with responses in their inbox
   std::vector<std::pair<uint64_t, uint32_t>> sends_;  // a phase's (stamp, SM) heap
-  std::function<void(size_t)> window_body_;  // runs due_[k] to window_end_
+  std::vector<uint32_t> stepped_;  // windowed: the due SMs this rank steps, in index order
+  std::function<void(size_t)> window_body_;  // runs stepped_[k] to window_end_
+  parallel::RankExchange* exchange_ = nullptr;  // several ranks (else nullptr)
+  std::vector<uint8_t> owned_;                  // per SM: stepped by this rank
+  parallel::Message outgoing_;                  // this rank's part of an exchange
+  std::vector<parallel::Message> incoming_;     // every rank's, by rank
   uint64_t window_end_ = 0;
   parallel::ThreadPool pool_;
   uint64_t phases_run_ = 0;     // calls of run_due: every 64th runs on one thread, timed
