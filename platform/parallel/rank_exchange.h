@@ -87,6 +87,8 @@ class RankExchange {
   // Collective: every rank's `mine`, in rank order, into `all` (resized to ranks(); each message
   // rewound for reading). Same result on every rank.
   virtual void all_gather(const Message& mine, std::vector<Message>& all) = 0;
+  // Collective: rank `root`'s `message` to every rank (replacing theirs; rewound for reading).
+  virtual void broadcast(Message& message, uint32_t root) = 0;
 };
 
 // One rank: every SM is local; all_gather hands back the rank's own message.
@@ -99,6 +101,7 @@ class InProcessExchange final : public RankExchange {
     all[0].clear();
     all[0].bytes() = mine.bytes();
   }
+  void broadcast(Message& message, uint32_t) override { message.rewind(); }
 };
 
 // True when this gpuvp was built with MPI (GPUVP_MPI).

@@ -70,6 +70,18 @@ class MpiExchange final : public RankExchange {
     }
   }
 
+  void broadcast(Message& message, uint32_t root) override {
+    if (message.bytes().size() > static_cast<size_t>(INT_MAX)) throw std::runtime_error("rank exchange: message over 2 GiB");
+    int size = static_cast<int>(message.bytes().size());
+    check(MPI_Bcast(&size, 1, MPI_INT, static_cast<int>(root), MPI_COMM_WORLD), "MPI_Bcast");
+    if (rank_ != root) {
+      message.clear();
+      message.bytes().resize(static_cast<size_t>(size));
+    }
+    check(MPI_Bcast(message.bytes().data(), size, MPI_BYTE, static_cast<int>(root), MPI_COMM_WORLD), "MPI_Bcast");
+    message.rewind();
+  }
+
  private:
   uint32_t rank_ = 0, ranks_ = 1;
   bool finalize_ = false;

@@ -260,6 +260,7 @@ struct StepScratch {
   StepResult* out = nullptr;            // step results requested (timing model)
   StepResult* capture = nullptr;        // ...and this step is a memory op: record lane accesses
   StepStage* stage = nullptr;           // global stores, counters and faults staged (parallel phase)
+  StepStage* log = nullptr;             // unstaged: what the step did outside its CTA, also recorded
   std::array<std::array<uint64_t, kWarpSize>, 4> scratch{};
   std::array<uint64_t, kWarpSize> sink{};
   std::array<uint64_t, kWarpSize> result{};
@@ -303,6 +304,10 @@ class LaunchRun {
       return;
     }
     if (status_ != LaunchStatus::kSuccess) return;
+    if (StepStage* log = tls_step.log; log != nullptr && log->status == LaunchStatus::kSuccess) {
+      log->status = f.status;
+      log->message = f.message;
+    }
     status_ = f.status;
     message_ = f.message;
   }
@@ -364,10 +369,11 @@ class LaunchRun {
   const InstructionInfo& info_of(const Warp& warp) const {
     return info_[key_function(warp.current_key)][key_pc(warp.current_key)];
   }
-  bool step_public(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage = nullptr) {
+  bool step_public(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage = nullptr, StepStage* log = nullptr) {
     if (!ok()) return false;
     if (stage != nullptr && stage->status != LaunchStatus::kSuccess) return false;
     tls_step.stage = stage;
+    tls_step.log = stage == nullptr ? log : nullptr;
     CtaState& state = *ctas_[slot];
     bind(state);
     Warp& warp = state.warps[w];
@@ -395,6 +401,7 @@ class LaunchRun {
       tls_step.capture = nullptr;
     }
     tls_step.stage = nullptr;
+    tls_step.log = nullptr;
     return ok() && (stage == nullptr || stage->status == LaunchStatus::kSuccess);
   }
   // Stages a global store. One that continues the previous store (the next lane's word of a
@@ -423,6 +430,8 @@ class LaunchRun {
         break;
       }
     }
+    printf_output_.insert(printf_output_.end(), stage.printf_lines.begin(), stage.printf_lines.end());
+    stage.printf_lines.clear();
     if (stage.status != LaunchStatus::kSuccess) fail(KernelFault{stage.status, stage.message});
     if (!stage.stores.empty()) stage.line_filter.fill(0);
     stage.stores.clear();
@@ -1155,6 +1164,8 @@ class LaunchRun {
     } else if (!global_.write(global_address, in, size)) {
       fault(warp, lane, LaunchStatus::kIllegalAddress,
             std::string("illegal address ") + hex(address) + " (global " + what + ", " + std::to_string(size) + " bytes)");
+    } else if (StepStage* log = tls_step.log) {
+      stage_store(*log, global_address, in, size);
     }
   }
 
@@ -1438,6 +1449,9 @@ class LaunchRun {
     StepStage* const stage = tls_step.stage;
     if (stage == nullptr) {
       for_lanes(mask, [&](int lane) { std::memcpy(page + (bases[lane] - origin), &source[lane], kBytes); });
+      if (StepStage* log = tls_step.log) {
+        for_lanes(mask, [&](int lane) { stage_store(*log, bases[lane], &source[lane], kBytes); });
+      }
       return true;
     }
     uint8_t packed[kWarpSize * kBytes];
@@ -1504,9 +1518,12 @@ class LaunchRun {
           stage_store(*stage, base, &value, kBytes);
         } else if (page != nullptr) {
           std::memcpy(page + (base - start), &value, kBytes);
+          if (tls_step.log != nullptr) stage_store(*tls_step.log, base, &value, kBytes);
         } else if (!global_.write(base, &value, kBytes)) {
           fault(c.warp, lane, LaunchStatus::kIllegalAddress,
                 std::string("illegal address ") + hex(base) + " (global store, " + std::to_string(kBytes) + " bytes)");
+        } else if (tls_step.log != nullptr) {
+          stage_store(*tls_step.log, base, &value, kBytes);
         }
       } else {
         std::memcpy(shared_data + base, &value, kBytes);
@@ -2036,6 +2053,10 @@ void LaunchRun::step(Warp& warp) {
     ++warp_instructions_;
     thread_instructions_ += static_cast<uint64_t>(popcount32(active));
     counted = warp_instructions_;
+    if (StepStage* log = tls_step.log) {
+      ++log->warp_instructions;
+      log->thread_instructions += static_cast<uint64_t>(popcount32(active));
+    }
   }
   ++warp.issued;
   if (options_.instruction_limit != 0 && counted > options_.instruction_limit) {
@@ -2437,6 +2458,7 @@ void LaunchRun::do_printf(Context& c, const Instruction& inst, int lane) {
     }
     i = j;
   }
+  if (tls_step.log != nullptr) tls_step.log->printf_lines.push_back(out);
   printf_output_.push_back(std::move(out));
   if (tls_step.out != nullptr) tls_step.out->printf = true;
   // vprintf's return value: the number of arguments, as CUDA documents.
@@ -2601,6 +2623,9 @@ const InstructionInfo& KernelRun::next(uint32_t slot, uint32_t w) const { return
 bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out) { return impl_->step_public(slot, w, out); }
 bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage) {
   return impl_->step_public(slot, w, out, stage);
+}
+bool KernelRun::step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage, StepStage* log) {
+  return impl_->step_public(slot, w, out, stage, log);
 }
 void KernelRun::set_issue_time(uint32_t slot, uint32_t w, uint64_t cycle, uint64_t ns) {
   auto& warp = impl_->warp_at(slot, w);

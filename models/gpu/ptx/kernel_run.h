@@ -138,6 +138,7 @@ struct StepStage {
   uint64_t thread_instructions = 0;
   LaunchStatus status = LaunchStatus::kSuccess;  // first fault staged
   std::string message;
+  std::vector<std::string> printf_lines;  // a log's (KernelRun::step with a log); commit appends them
   // One bit per hashed 128 B line holding a staged store: loads of other lines skip the overlay.
   std::array<uint64_t, 64> line_filter{};
 
@@ -170,7 +171,8 @@ struct StepStage {
   }
 
   bool empty() const {
-    return stores.empty() && warp_instructions == 0 && thread_instructions == 0 && status == LaunchStatus::kSuccess;
+    return stores.empty() && warp_instructions == 0 && thread_instructions == 0 && status == LaunchStatus::kSuccess &&
+           printf_lines.empty();
   }
 };
 
@@ -230,6 +232,11 @@ class KernelRun {
   // committed or staged. Concurrent calls are safe for different CTAs with different stages
   // while nothing else of this run is called.
   bool step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage);
+  // Unstaged (stage null) with a `log`: the step's effects apply here as usual and are also
+  // recorded in `log` (global stores with the bytes written, atomics' included; instruction
+  // counts; a fault; printf lines), so that commit(log) elsewhere repeats them: an SM partition
+  // of another process (platform/parallel/rank_exchange.h). Serial instructions are allowed.
+  bool step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage, StepStage* log);
   // A timing model calls this before stepping an instruction whose info says reads_time: the
   // warp's %clock/%clock64 then read `cycle` (the SM's core cycle at issue) and %globaltimer
   // `ns` (simulated time). Without it they count instructions (4 per issued instruction).

@@ -419,6 +419,11 @@ struct Sm::Impl {
     ptx::StepStage stage;
   };
   std::vector<StageEntry> stages;
+  // Ranks: the owner's unstaged finish of a window (Sm::begin_log) records its effects outside
+  // the SM here, per kernel run, for the other ranks to commit.
+  bool logging = false;
+  bool logged_runtime_call = false;  // a device-runtime call ran: other ranks cannot repeat it
+  std::vector<StageEntry> logs;
   // The cycle being ticked, between its two phases.
   uint64_t t_wake = kNever;
   bool t_issued_any = false;
@@ -453,6 +458,7 @@ struct Sm::Impl {
     uint32_t slot;
   };
   std::vector<RemoteCta> remote_ctas;
+  void commit_entries(parallel::Message& in);  // what put_entries wrote, committed in order
   ptx::KernelRun& remote_run(uint64_t kernel_id) const {
     for (const RemoteCta& cta : remote_ctas) {
       if (cta.kernel_id == kernel_id) return *cta.run;
@@ -876,19 +882,20 @@ struct Sm::Impl {
   }
 
   // The stage for `run`'s effects in this SM's parallel phase (usually one kernel: one entry).
-  ptx::StepStage& stage_for(ptx::KernelRun& run, uint64_t kernel_id) {
-    for (auto& entry : stages) {  // (a later kernel's run may reuse a finished one's address)
+  ptx::StepStage& stage_for(ptx::KernelRun& run, uint64_t kernel_id) { return entry_for(stages, run, kernel_id); }
+  static ptx::StepStage& entry_for(std::vector<StageEntry>& entries, ptx::KernelRun& run, uint64_t kernel_id) {
+    for (auto& entry : entries) {  // (a later kernel's run may reuse a finished one's address)
       if (entry.run == &run && entry.kernel_id == kernel_id) return entry.stage;
     }
-    for (auto& entry : stages) {  // an entry of a finished kernel (always committed, empty)
+    for (auto& entry : entries) {  // an entry of a finished kernel (always committed, empty)
       if (entry.stage.empty()) {
         entry.run = &run;
         entry.kernel_id = kernel_id;
         return entry.stage;
       }
     }
-    stages.push_back(StageEntry{&run, kernel_id, ptx::StepStage{}});
-    return stages.back().stage;
+    entries.push_back(StageEntry{&run, kernel_id, ptx::StepStage{}});
+    return entries.back().stage;
   }
 
   void issue(uint32_t k, uint32_t slot, uint64_t c, bool staged) {
@@ -905,7 +912,9 @@ struct Sm::Impl {
       free_at = c + std::max<uint64_t>(interval[unit], (info.tensor_fma + params.tensor_fma_per_cycle - 1) / params.tensor_fma_per_cycle);
     }
     if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
-    const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run, cta.kernel_id) : nullptr);
+    const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run, cta.kernel_id) : nullptr,
+                             logging ? &entry_for(logs, run, cta.kernel_id) : nullptr);
+    if (logging && step.runtime_call_cycles != 0) logged_runtime_call = true;
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
@@ -1726,7 +1735,22 @@ struct Sm::Impl {
 
   void commit_stages() {
     for (auto& entry : stages) {
-      if (!entry.stage.empty()) entry.run->commit(entry.stage);
+      if (entry.stage.empty()) continue;
+      if (logging) append_to_log(entry_for(logs, *entry.run, entry.kernel_id), entry.stage);
+      entry.run->commit(entry.stage);
+    }
+  }
+  // The unstaged finish commits the stages of its cycles as it goes: the log repeats them.
+  static void append_to_log(ptx::StepStage& log, const ptx::StepStage& stage) {
+    for (const ptx::StepStage::Store& store : stage.stores) {
+      log.stores.push_back({store.address, static_cast<uint32_t>(log.bytes.size()), store.size});
+      log.bytes.insert(log.bytes.end(), stage.bytes.begin() + store.offset, stage.bytes.begin() + store.offset + store.size);
+    }
+    log.warp_instructions += stage.warp_instructions;
+    log.thread_instructions += stage.thread_instructions;
+    if (log.status == ptx::LaunchStatus::kSuccess && stage.status != ptx::LaunchStatus::kSuccess) {
+      log.status = stage.status;
+      log.message = stage.message;
     }
   }
 
@@ -1965,12 +1989,14 @@ struct WireCta {
 
 void Sm::set_partition(Partition partition) { impl_->partition = partition; }
 
-void Sm::export_stages(parallel::Message& out) const {
-  const Impl& s = *impl_;
+namespace {
+// The non-empty entries of `entries` (stages or logs), each named by its kernel id.
+template <typename Entries>
+void put_entries(parallel::Message& out, const Entries& entries) {
   uint32_t count = 0;
-  for (const auto& entry : s.stages) count += entry.stage.empty() ? 0 : 1;
+  for (const auto& entry : entries) count += entry.stage.empty() ? 0 : 1;
   out.put(count);
-  for (const auto& entry : s.stages) {
+  for (const auto& entry : entries) {
     if (entry.stage.empty()) continue;
     const ptx::StepStage& stage = entry.stage;
     out.put(entry.kernel_id);
@@ -1980,14 +2006,41 @@ void Sm::export_stages(parallel::Message& out) const {
     out.put_string(stage.message);
     out.put_bytes(stage.stores.data(), stage.stores.size() * sizeof(ptx::StepStage::Store));
     out.put_bytes(stage.bytes.data(), stage.bytes.size());
+    out.put(static_cast<uint32_t>(stage.printf_lines.size()));
+    for (const std::string& line : stage.printf_lines) out.put_string(line);
+  }
+}
+}  // namespace
+
+void Sm::export_stages(parallel::Message& out) const { put_entries(out, impl_->stages); }
+
+void Sm::import_stages(parallel::Message& in) { impl_->commit_entries(in); }
+
+void Sm::begin_log() {
+  impl_->logging = true;
+  impl_->logged_runtime_call = false;
+}
+
+void Sm::export_log(parallel::Message& out) {
+  Impl& s = *impl_;
+  s.logging = false;
+  out.put(static_cast<uint8_t>(s.logged_runtime_call));
+  put_entries(out, s.logs);
+  for (auto& entry : s.logs) {  // applied here already
+    entry.stage = ptx::StepStage{};
   }
 }
 
-void Sm::import_stages(parallel::Message& in) {
-  Impl& s = *impl_;
+bool Sm::import_log(parallel::Message& in) {
+  const bool runtime_call = in.get<uint8_t>() != 0;
+  impl_->commit_entries(in);
+  return runtime_call;
+}
+
+void Sm::Impl::commit_entries(parallel::Message& in) {
   const auto count = in.get<uint32_t>();
   for (uint32_t k = 0; k < count; ++k) {
-    ptx::KernelRun& run = s.remote_run(in.get<uint64_t>());
+    ptx::KernelRun& run = remote_run(in.get<uint64_t>());
     ptx::StepStage stage;
     stage.warp_instructions = in.get<uint64_t>();
     stage.thread_instructions = in.get<uint64_t>();
@@ -1999,6 +2052,8 @@ void Sm::import_stages(parallel::Message& in) {
     std::memcpy(stage.stores.data(), stores, size);
     const uint8_t* bytes = in.get_bytes(size);
     stage.bytes.assign(bytes, bytes + size);
+    const auto lines = in.get<uint32_t>();
+    for (uint32_t line = 0; line < lines; ++line) stage.printf_lines.push_back(in.get_string());
     run.commit(stage);
   }
 }

@@ -206,6 +206,15 @@ class Sm : public sc_core::sc_module {
   // CTAs, and the SM's last cycle. Remote: into this SM's delivery queue.
   void export_window(parallel::Message& out);
   void import_window(parallel::Message& in);
+  // Owner, around the unstaged finish of a window that stopped before a serial-only instruction
+  // (at a boundary, in SM order): what the SM does outside itself (global stores and atomics with
+  // the bytes written, instruction counts, faults, printf lines) is recorded as it happens;
+  // export_log() ends the record and writes it. Remote: import_log() commits it, and returns
+  // whether a device-runtime call (malloc, free, a child launch) ran, which changes the command
+  // processor's state on the owner alone.
+  void begin_log();
+  void export_log(parallel::Message& out);
+  bool import_log(parallel::Message& in);
   // The SM's statistics group (owner), to replace the stale copy of another rank.
   void export_statistics(parallel::Message& out) const;
   void import_statistics(parallel::Message& in);

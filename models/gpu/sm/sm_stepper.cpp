@@ -317,7 +317,7 @@ void SmStepper::boundary(uint64_t end) {
   // finish the window unstaged; deadlocks are reported; what the window sent joins the
   // delivery queues.
   if (exchange_ != nullptr) {
-    exchange_windows();
+    exchange_windows(end);
   } else {
     commit_and_finish(end);
   }
@@ -340,17 +340,21 @@ void SmStepper::commit_and_finish(uint64_t end) {
   for (const uint32_t i : due_) {
     if (!suspended_[i]) continue;
     suspended_[i] = 0;
-    Sm& sm = *sms_[i];
-    const uint64_t c = next_[i];
-    uint64_t next = sm.step_serial(c);  // the rest of cycle c, the serial instruction included
-    if (sm.idle()) {
-      fresh_[i] = 1;
-      next = kNever;
-    } else if (!params_.idle_skip) {
-      next = c + 1;
-    }
-    next_[i] = next == kNever ? sm.next_launch_cycle() : run_sm(i, next, end, false);
+    finish_unstaged(i, end);
   }
+}
+
+void SmStepper::finish_unstaged(uint32_t i, uint64_t end) {
+  Sm& sm = *sms_[i];
+  const uint64_t c = next_[i];
+  uint64_t next = sm.step_serial(c);  // the rest of cycle c, the serial instruction included
+  if (sm.idle()) {
+    fresh_[i] = 1;
+    next = kNever;
+  } else if (!params_.idle_skip) {
+    next = c + 1;
+  }
+  next_[i] = next == kNever ? sm.next_launch_cycle() : run_sm(i, next, end, false);
 }
 
 void SmStepper::set_rank_exchange(parallel::RankExchange* exchange) {
@@ -369,52 +373,93 @@ void SmStepper::set_rank_exchange(parallel::RankExchange* exchange) {
   }
 }
 
-void SmStepper::exchange_windows() {
-  // Each rank sends, for each due SM it owns in index order: the SM's index, whether its window
-  // stopped before a serial-only instruction, its stages (not committed yet), its window's
-  // deadlock reports, requests and completed CTAs, and its next due cycle. Then every rank
-  // commits every due SM's stages in SM order (as one process does) and puts the other ranks'
-  // requests and completions into those SMs' delivery queues.
+void SmStepper::exchange_windows(uint64_t end) {
+  // Round 1: each rank sends, for each due SM it owns in index order, the SM's index, whether
+  // its window stopped before a serial-only instruction, its stages (not committed yet), and
+  // unless it stopped, its window (put_window). Every rank then commits every due SM's stages in
+  // SM order, as one process does.
   outgoing_.clear();
   for (const uint32_t i : stepped_) {
-    Sm& sm = *sms_[i];
     outgoing_.put(i);
     outgoing_.put(suspended_[i]);
-    sm.export_stages(outgoing_);
-    sm.finish_window();
-    sm.export_window(outgoing_);
-    outgoing_.put(next_[i]);
-    outgoing_.put(fresh_[i]);
+    sms_[i]->export_stages(outgoing_);
+    if (!suspended_[i]) put_window(i);
   }
   exchange_->all_gather(outgoing_, incoming_);
+  bool any_suspended = false;
   for (const uint32_t i : due_) {
     Sm& sm = *sms_[i];
     if (owned_[i]) {
       sm.commit_stages();
     } else {
       parallel::Message& in = incoming_[exchange_->owner(i)];
-      const auto sent = in.get<uint32_t>();
-      if (sent != i) {
-        throw std::runtime_error("rank exchange: rank " + std::to_string(exchange_->owner(i)) + " sent SM " +
-                                 std::to_string(sent) + " where SM " + std::to_string(i) + " was due");
-      }
+      expect_sm(in, i);
       suspended_[i] = in.get<uint8_t>();
       sm.import_stages(in);
-      sm.import_window(in);
-      next_[i] = in.get<uint64_t>();
-      fresh_[i] = in.get<uint8_t>();
+      if (!suspended_[i]) get_window(i, in);
     }
     sm.set_defer_commit(false);
+    any_suspended = any_suspended || suspended_[i];
   }
+  if (!any_suspended) return;
+  // The SMs that stopped finish the window unstaged, one at a time in SM order (each sees the
+  // stores and atomics of those before it): the owner runs it and records what it did outside
+  // the SM, and the other ranks commit the record.
   for (const uint32_t i : due_) {
     if (!suspended_[i]) continue;
-    // The unstaged rest of the window changes device memory and kernel state on the owner alone;
-    // every rank sees the same flag, so every rank stops here with the same error.
-    throw std::runtime_error(
-        "SM " + std::to_string(i) + " reached an instruction that runs between windows (an atomic, a reduction, "
-        "printf or a device-runtime call) at cycle " + std::to_string(next_[i]) +
-        ": SM partitions in several MPI ranks do not run these yet; run the program without --mpi");
+    Sm& sm = *sms_[i];
+    serial_log_.clear();
+    if (owned_[i]) {
+      sm.begin_log();
+      finish_unstaged(i, end);
+      sm.export_log(serial_log_);
+    }
+    exchange_->broadcast(serial_log_, exchange_->owner(i));
+    const bool runtime_call = owned_[i] ? serial_log_.get<uint8_t>() != 0 : sm.import_log(serial_log_);
+    if (runtime_call) {  // every rank has the same flag, so every rank stops here with the same error
+      throw std::runtime_error("SM " + std::to_string(i) +
+                               " made a device-runtime call (malloc, free or a kernel launch from the device): SM "
+                               "partitions in several MPI ranks cannot repeat it in every rank; run the program "
+                               "without --mpi");
+    }
   }
+  // Round 2: the windows of the SMs that finished unstaged.
+  outgoing_.clear();
+  for (const uint32_t i : stepped_) {
+    if (!suspended_[i]) continue;
+    outgoing_.put(i);
+    put_window(i);
+  }
+  exchange_->all_gather(outgoing_, incoming_);
+  for (const uint32_t i : due_) {
+    if (!suspended_[i]) continue;
+    suspended_[i] = 0;
+    if (owned_[i]) continue;
+    parallel::Message& in = incoming_[exchange_->owner(i)];
+    expect_sm(in, i);
+    get_window(i, in);
+  }
+}
+
+void SmStepper::put_window(uint32_t i) {
+  Sm& sm = *sms_[i];
+  sm.finish_window();
+  sm.export_window(outgoing_);
+  outgoing_.put(next_[i]);
+  outgoing_.put(fresh_[i]);
+}
+
+void SmStepper::get_window(uint32_t i, parallel::Message& in) {
+  sms_[i]->import_window(in);
+  next_[i] = in.get<uint64_t>();
+  fresh_[i] = in.get<uint8_t>();
+}
+
+void SmStepper::expect_sm(parallel::Message& in, uint32_t i) const {
+  const auto sent = in.get<uint32_t>();
+  if (sent == i) return;
+  throw std::runtime_error("rank exchange: rank " + std::to_string(exchange_->owner(i)) + " sent SM " +
+                           std::to_string(sent) + " where SM " + std::to_string(i) + " was due");
 }
 
 void SmStepper::gather_statistics() {

@@ -122,7 +122,12 @@ class SmStepper : public sc_core::sc_module {
   // it computes, so results are the same either way).
   void run_due(size_t n, const std::function<void(size_t)>& body);
   // Ranks: the boundary's exchange of the due SMs' windows, and their commits in SM order.
-  void exchange_windows();
+  void exchange_windows(uint64_t end);
+  void put_window(uint32_t i);  // SM i's deadlock reports, requests, completed CTAs, next due cycle
+  void get_window(uint32_t i, parallel::Message& in);
+  void expect_sm(parallel::Message& in, uint32_t i) const;
+  // SM i stopped before a serial-only instruction: the rest of its window, unstaged.
+  void finish_unstaged(uint32_t i, uint64_t end);
   // One process: commits in SM order, then the SMs stopped before a serial-only instruction
   // finish the window unstaged.
   void commit_and_finish(uint64_t end);
@@ -161,6 +166,7 @@ class SmStepper : public sc_core::sc_module {
   std::vector<uint8_t> owned_;                  // per SM: stepped by this rank
   parallel::Message outgoing_;                  // this rank's part of an exchange
   std::vector<parallel::Message> incoming_;     // every rank's, by rank
+  parallel::Message serial_log_;                // an SM's unstaged finish, from its owner
   uint64_t window_end_ = 0;
   parallel::ThreadPool pool_;
   uint64_t phases_run_ = 0;     // calls of run_due: every 64th runs on one thread, timed
