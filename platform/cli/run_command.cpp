@@ -299,10 +299,26 @@ int RunCommand::execute() const {
   bool exited = false;
   {
     const progress::Display display(leader ? progress_.mode : progress::Mode::kOff, "run");
-    server.run([&] {
-      if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
-      return exited;
-    });
+    try {
+      server.run([&] {
+        if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
+        return exited;
+      });
+    } catch (const std::exception& e) {
+      // A model stopped the simulation (--mpi: something the ranks cannot repeat; every rank
+      // stops at the same point with the same message). SystemC wraps the model's message.
+      std::string what = e.what();
+      const std::string wrapper = "uncaught exception: ";
+      if (const size_t at = what.find(wrapper); at != std::string::npos) what = what.substr(at + wrapper.size());
+      what = what.substr(0, what.find('\n'));
+      if (leader) std::cerr << "gpuvp run: error: the simulation stopped: " << what << "\n";
+      if (!exited) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+      }
+      ::sigaction(SIGINT, &old_int, nullptr);
+      return 1;
+    }
     if (!exited) ::waitpid(child, &status, 0);
   }
   ::sigaction(SIGINT, &old_int, nullptr);

@@ -277,7 +277,7 @@ TEST(TimingRun, ThreadCountsGiveIdenticalStatsBfs) { expect_thread_counts_identi
 TEST(TimingRun, ThreadCountsGiveIdenticalStatsPrintf) { expect_thread_counts_identical("printf"); }
 TEST(TimingRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_thread_counts_identical("histogram"); }
 
-// Windowed stepping (sim.window > 1, platform/parallel/README.md): 1, 2 and 4 host threads run
+// Windowed stepping (sim.window > 1, platform/parallel/README.md): 1, 2, 4 and 8 host threads run
 // the same windows, so statistics and program output are byte-identical; every program checks
 // its results against its CPU reference (exit 0). atomics: global atomics finish their SM's
 // window at the boundary; gemm: shared memory and barriers; bfs: stores other SMs read.
@@ -291,7 +291,7 @@ void expect_windowed_thread_counts_identical(const std::string& workload, const 
   ASSERT_FALSE(kernels.empty());
   // 2 threads run the memory side's phases beside the SMs' windows (sim.overlap, the default);
   // "2s" runs them one after the other: the same simulation.
-  for (const char* threads : {"2", "4", "2s"}) {
+  for (const char* threads : {"2", "4", "8", "2s"}) {
     const std::string path = base + "_" + threads + ".json";
     const bool serial = std::string(threads) == "2s";
     const ProcessResult r =
@@ -414,6 +414,71 @@ TEST(TimingRun, UnwritableStatisticsFileIsAClearErrorAfterTheProgramRan) {
   EXPECT_NE(r.err.find(stats + ": error: cannot write the statistics file"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("PASS vector_add"), std::string::npos) << describe(r);
 }
+
+#ifdef GPUVP_MPIRUN
+// SM partitions in several processes (gpuvp run --mpi, platform/parallel/rank_exchange.h): every
+// rank runs the platform and the program and steps every K-th SM; the ranks exchange the SMs'
+// windows at each boundary. The statistics (rank 0 writes them) and the program's output are
+// those of one process, byte for byte. (mpirun as root needs --allow-run-as-root;
+// --oversubscribe lets 3 ranks share a 2-core machine.)
+ProcessResult run_ranks(int ranks, const std::string& workload, const std::string& stats,
+                        const std::vector<std::string>& options = {"--config", "v100_windowed"}) {
+  std::vector<std::string> argv = {GPUVP_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks),
+                                   kGpuvp, "run", "--mpi", "--stats", stats};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.push_back(kWorkloads + "/workload_" + workload);
+  return run(argv, seconds(600));
+}
+
+void expect_ranks_identical(const std::string& workload, int ranks = 2) {
+  const std::string base = ::testing::TempDir() + "/ranks_" + workload;
+  const ProcessResult one = run({kGpuvp, "run", "--config", "v100_windowed", "--stats", base + "_1.json", "--",
+                                 kWorkloads + "/workload_" + workload},
+                                seconds(300));
+  ASSERT_EQ(one.exit_code, 0) << describe(one);
+  const ProcessResult many = run_ranks(ranks, workload, base + "_n.json");
+  ASSERT_EQ(many.exit_code, 0) << describe(many);
+  const std::string j1 = slurp(base + "_1.json");
+  ASSERT_TRUE(nlohmann::json::parse(j1)["run"]["groups"].contains("gpu"));
+  EXPECT_EQ(many.out, one.out) << workload << ": program output differs with " << ranks << " ranks";
+  EXPECT_TRUE(without_host_side(slurp(base + "_n.json")) == without_host_side(j1))
+      << workload << ": stats JSON differs between one process and " << ranks << " MPI ranks";
+}
+
+TEST(MpiRun, TwoRanksGiveOneProcessStatsVectorAdd) { expect_ranks_identical("vector_add"); }
+// Shared memory and barriers; several kernels whose runs reuse each other's addresses.
+TEST(MpiRun, TwoRanksGiveOneProcessStatsGemm) { expect_ranks_identical("gemm"); }
+TEST(MpiRun, TwoRanksGiveOneProcessStatsTranspose) { expect_ranks_identical("transpose"); }
+// Global atomics: an SM stopped before one finishes its window unstaged on its owner, which
+// sends what it wrote to the other ranks, SM by SM in order.
+TEST(MpiRun, TwoRanksGiveOneProcessStatsAtomics) { expect_ranks_identical("atomics"); }
+// Device printf: the lines come back with the finish's record, in the same order.
+TEST(MpiRun, TwoRanksGiveOneProcessStatsPrintf) { expect_ranks_identical("printf"); }
+// Stores other SMs read, atomics racing for frontier slots, 30 kernels.
+TEST(MpiRun, TwoRanksGiveOneProcessStatsBfs) { expect_ranks_identical("bfs"); }
+// An odd rank count: SMs dealt out 0, 1, 2, 0, 1, 2, ...
+TEST(MpiRun, ThreeRanksGiveOneProcessStatsHistogram) { expect_ranks_identical("histogram", 3); }
+
+TEST(MpiRun, WhatRanksCannotRunIsAClearError) {
+  const std::string stats = ::testing::TempDir() + "/ranks_bad.json";
+  // Cycle-by-cycle stepping has no windows to exchange.
+  const ProcessResult exact = run_ranks(2, "vector_add", stats, {"--config", "v100"});
+  EXPECT_NE(exact.exit_code, 0) << describe(exact);
+  EXPECT_NE(exact.err.find("windowed model (sim.window > 1"), std::string::npos) << describe(exact);
+  // Tracing needs every transaction in one process.
+  const ProcessResult traced = run_ranks(2, "vector_add", stats,
+                                         {"--config", "v100_windowed", "--trace", ::testing::TempDir() + "/t.json"});
+  EXPECT_NE(traced.exit_code, 0) << describe(traced);
+  EXPECT_NE(traced.err.find("--mpi: tracing and trace capture need one process"), std::string::npos) << describe(traced);
+  // A device-side launch changes the command processor of one rank only: every rank stops with
+  // the same message naming it.
+  const ProcessResult child = run_ranks(2, "dynamic_parallelism", stats);
+  EXPECT_NE(child.exit_code, 0) << describe(child);
+  EXPECT_NE(child.err.find("device-runtime call"), std::string::npos) << describe(child);
+  EXPECT_NE(child.err.find("without --mpi"), std::string::npos) << describe(child);
+}
+#endif
 
 TEST(TimingRun, FunctionalModelStillSelectable) {
   const std::string stats = ::testing::TempDir() + "/functional_stats.json";

@@ -139,6 +139,7 @@ struct StepStage {
   LaunchStatus status = LaunchStatus::kSuccess;  // first fault staged
   std::string message;
   std::vector<std::string> printf_lines;  // a log's (KernelRun::step with a log); commit appends them
+  bool runtime_call = false;  // a log's: a device-runtime call ran (its effects are not recorded)
   // One bit per hashed 128 B line holding a staged store: loads of other lines skip the overlay.
   std::array<uint64_t, 64> line_filter{};
 
@@ -172,7 +173,7 @@ struct StepStage {
 
   bool empty() const {
     return stores.empty() && warp_instructions == 0 && thread_instructions == 0 && status == LaunchStatus::kSuccess &&
-           printf_lines.empty();
+           printf_lines.empty() && !runtime_call;
   }
 };
 
@@ -235,7 +236,9 @@ class KernelRun {
   // Unstaged (stage null) with a `log`: the step's effects apply here as usual and are also
   // recorded in `log` (global stores with the bytes written, atomics' included; instruction
   // counts; a fault; printf lines), so that commit(log) elsewhere repeats them: an SM partition
-  // of another process (platform/parallel/rank_exchange.h). Serial instructions are allowed.
+  // of another process (platform/parallel/rank_exchange.h). Serial instructions are allowed; a
+  // device-runtime call only sets log->runtime_call (its allocations and launches are not
+  // recorded).
   bool step(uint32_t slot, uint32_t w, StepResult* out, StepStage* stage, StepStage* log);
   // A timing model calls this before stepping an instruction whose info says reads_time: the
   // warp's %clock/%clock64 then read `cycle` (the SM's core cycle at issue) and %globaltimer

@@ -422,7 +422,6 @@ struct Sm::Impl {
   // Ranks: the owner's unstaged finish of a window (Sm::begin_log) records its effects outside
   // the SM here, per kernel run, for the other ranks to commit.
   bool logging = false;
-  bool logged_runtime_call = false;  // a device-runtime call ran: other ranks cannot repeat it
   std::vector<StageEntry> logs;
   // The cycle being ticked, between its two phases.
   uint64_t t_wake = kNever;
@@ -914,7 +913,6 @@ struct Sm::Impl {
     if (info.reads_time) run.set_issue_time(cta.slot, w.warp, c, clock.ns_of_cycle(c));
     const bool ok = run.step(cta.slot, w.warp, &step, staged ? &stage_for(run, cta.kernel_id) : nullptr,
                              logging ? &entry_for(logs, run, cta.kernel_id) : nullptr);
-    if (logging && step.runtime_call_cycles != 0) logged_runtime_call = true;
     // A CTA is done when its live threads reach 0, which only the step exiting a warp's last
     // threads does (or a fault, which retire_done() looks for itself).
     if (step.warp_exited || !ok) retire_pending = true;
@@ -2016,15 +2014,14 @@ void Sm::export_stages(parallel::Message& out) const { put_entries(out, impl_->s
 
 void Sm::import_stages(parallel::Message& in) { impl_->commit_entries(in); }
 
-void Sm::begin_log() {
-  impl_->logging = true;
-  impl_->logged_runtime_call = false;
-}
+void Sm::begin_log() { impl_->logging = true; }
 
 void Sm::export_log(parallel::Message& out) {
   Impl& s = *impl_;
   s.logging = false;
-  out.put(static_cast<uint8_t>(s.logged_runtime_call));
+  bool runtime_call = false;  // other ranks cannot repeat it
+  for (const auto& entry : s.logs) runtime_call = runtime_call || entry.stage.runtime_call;
+  out.put(static_cast<uint8_t>(runtime_call));
   put_entries(out, s.logs);
   for (auto& entry : s.logs) {  // applied here already
     entry.stage = ptx::StepStage{};
@@ -2032,9 +2029,10 @@ void Sm::export_log(parallel::Message& out) {
 }
 
 bool Sm::import_log(parallel::Message& in) {
-  const bool runtime_call = in.get<uint8_t>() != 0;
+  // A device-runtime call's allocations exist on the owner alone: its record is not committed.
+  if (in.get<uint8_t>() != 0) return true;
   impl_->commit_entries(in);
-  return runtime_call;
+  return false;
 }
 
 void Sm::Impl::commit_entries(parallel::Message& in) {
