@@ -72,7 +72,9 @@ TEST(ThreadPool, StartReturnsAndJoinFinishesThePhase) {
       const std::function<void(size_t)> body = [&](size_t i) { ++hits[i]; };
       pool.start(count, body);
       EXPECT_TRUE(pool.started());
-      if (threads == 1) EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 0) << "no worker: nothing runs yet";
+      if (threads == 1) {
+        EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 0) << "no worker: nothing runs yet";
+      }
       uint64_t caller_work = 0;  // the caller's own work between the two calls
       for (uint64_t k = 0; k < 100000; ++k) caller_work += k;
       EXPECT_EQ(caller_work, 4999950000u);
