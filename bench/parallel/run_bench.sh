@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Parallel SM stepping: wall time of `gpuvp run` on the timing benchmark's workloads
 # (bench/timing: vectorAdd 2^16 and 2^20, matmul 256 and 512, BFS) with 1 and 2 stepping threads
-# (sim.threads; also 4 with THREADS="1 2 4") at window length WINDOW (sim.window, default 8;
+# (sim.threads; also 4 with THREADS="1 2 4"; "2r": 2 MPI ranks of one thread each, gpuvp run --mpi,
+# which needs a windowed CONFIG) at window length WINDOW (sim.window, default 8;
 # WINDOW=1: cycle by cycle), measured in this one run, and the ratio to 1 thread. Also checks
 # that the statistics JSON is byte-identical for every thread count, and prints the 1-thread
 # run's split of CPU time between the windows (SMs alone: the part threads share) and
@@ -50,10 +51,11 @@ header="%-22s %14s"
 for t in $threads_list; do header+=" %10s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %9s"; done
 for t in $threads_list; do [ "$t" = 1 ] || header+=" %8s"; done
+label() { if [[ $1 == *r ]]; then echo "$1"; else echo "${1}t"; fi; }  # 2t: 2 threads, 2r: 2 ranks
 args=(workload warp-instr)
-for t in $threads_list; do args+=("wall-${t}t"); done
-for t in $threads_list; do [ "$t" = 1 ] || args+=("1t/${t}t"); done
-for t in $threads_list; do [ "$t" = 1 ] || args+=("${t}t-runs"); done
+for t in $threads_list; do args+=("wall-$(label "$t")"); done
+for t in $threads_list; do [ "$t" = 1 ] || args+=("1t/$(label "$t")"); done
+for t in $threads_list; do [ "$t" = 1 ] || args+=("$(label "$t")-runs"); done
 printf "$header %s\n" "${args[@]}" "stats   window-CPU share; bound at 2/8/16/64 threads"
 
 bench() {  # name program args...
@@ -62,9 +64,14 @@ bench() {  # name program args...
   declare -A runs
   for ((r = 0; r < repeat; ++r)); do
     for t in $threads_list; do
-      local start end
+      local start end launcher=() threads=$t
+      if [[ $t == *r ]]; then  # N MPI ranks, one stepping thread each
+        launcher=(mpirun --allow-run-as-root --oversubscribe -np "${t%r}")
+        threads=1
+      fi
       start=$(date +%s.%N)
-      "$build/gpuvp" run --config "$config" --threads "$t" --set "sim.sm_distribution=$distribution" \
+      "${launcher[@]}" "$build/gpuvp" run ${launcher[@]:+--mpi} --config "$config" --threads "$threads" \
+        --set "sim.sm_distribution=$distribution" \
         --set "sim.window=$window" --set sim.window_profile=true "${sets[@]}" \
         --stats "$work/stats_$t.json" -- "$@" > "$work/out.txt" 2> "$work/err_$t.txt" || {
         echo "$name: gpuvp run failed with $t threads"; cat "$work/out.txt" "$work/err_$t.txt"; exit 1; }
@@ -79,29 +86,29 @@ bench() {  # name program args...
   python3 - "$work" "$name" "$walls" <<'PY'
 import json, sys
 work, name, walls = sys.argv[1], sys.argv[2], sys.argv[3].split()
-runs = {int(k): [float(x) for x in v.split(",")] for k, v in (w.split("=") for w in walls)}
+runs = {k: [float(x) for x in v.split(",")] for k, v in (w.split("=") for w in walls)}
 best = {t: min(r) for t, r in runs.items()}
 def stripped(t):
-    j = json.load(open("%s/stats_%d.json" % (work, t)))
+    j = json.load(open("%s/stats_%s.json" % (work, t)))
     j["run"]["groups"].pop("bridge", None)  # host-side wall-clock counters
     for k in j["kernels"]:
         k["groups"].pop("bridge", None)
     return json.dumps(j, sort_keys=True)
-threads = sorted(best)
+threads = list(best)  # THREADS order, "1" first
 ref = stripped(threads[0])
 same = all(stripped(t) == ref for t in threads)
-warps = json.load(open("%s/stats_%d.json" % (work, threads[0])))["run"]["groups"]["gpu"]["counters"]["warp_instructions"]["value"]
+warps = json.load(open("%s/stats_%s.json" % (work, threads[0])))["run"]["groups"]["gpu"]["counters"]["warp_instructions"]["value"]
 def verdict(t):  # do the runs' ranges separate, or is the difference inside this host's noise?
-    if max(runs[t]) < min(runs[1]):
+    if max(runs[t]) < min(runs["1"]):
         return "faster"
-    if min(runs[t]) > max(runs[1]):
+    if min(runs[t]) > max(runs["1"]):
         return "slower"
     return "overlap"
-cols = (["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best[1] / best[t]) for t in threads if t != 1] +
-        ["%8s" % verdict(t) for t in threads if t != 1])
+cols = (["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best["1"] / best[t]) for t in threads if t != "1"] +
+        ["%8s" % verdict(t) for t in threads if t != "1"])
 split = ""
 import re
-m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s elsewhere", open("%s/err_%d.txt" % (work, threads[0])).read())
+m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s elsewhere", open("%s/err_%s.txt" % (work, threads[0])).read())
 if m:
     win, rest = float(m.group(1)), float(m.group(2))
     total = win + rest
