@@ -1978,8 +1978,28 @@ struct WireRequest {
   uint64_t cycle, address, kernel_id, queued_cycle, request_seq, mshr_unblocked_by, barrier_arrived, barrier_release,
       barrier_seq;
   uint32_t length, sm_id, warp_id, cta_id, mshr_wait, barrier_wait;
-  uint8_t command, sector_mask, kind, l1_access;
+  uint8_t command, sector_mask, l1_access;
+  AccessKind kind;
 };
+// The GpuExtension's fields, between an extension and a WireRequest (either way).
+template <typename From, typename To>
+void copy_extension_fields(const From& from, To& to) {
+  to.sm_id = from.sm_id;
+  to.warp_id = from.warp_id;
+  to.cta_id = from.cta_id;
+  to.kernel_id = from.kernel_id;
+  to.sector_mask = from.sector_mask;
+  to.kind = from.kind;
+  to.queued_cycle = from.queued_cycle;
+  to.request_seq = from.request_seq;
+  to.mshr_wait = from.mshr_wait;
+  to.mshr_unblocked_by = from.mshr_unblocked_by;
+  to.barrier_wait = from.barrier_wait;
+  to.barrier_arrived = from.barrier_arrived;
+  to.barrier_release = from.barrier_release;
+  to.barrier_seq = from.barrier_seq;
+  to.l1_access = from.l1_access;
+}
 struct WireCta {
   uint64_t cycle, kernel_id, linear;
 };
@@ -2073,21 +2093,7 @@ void Sm::export_window(parallel::Message& out) {
     w.address = d.gp->get_address();
     w.length = d.gp->get_data_length();
     w.command = static_cast<uint8_t>(d.gp->get_command());
-    w.sm_id = ext.sm_id;
-    w.warp_id = ext.warp_id;
-    w.cta_id = ext.cta_id;
-    w.kernel_id = ext.kernel_id;
-    w.sector_mask = ext.sector_mask;
-    w.kind = static_cast<uint8_t>(ext.kind);
-    w.queued_cycle = ext.queued_cycle;
-    w.request_seq = ext.request_seq;
-    w.mshr_wait = ext.mshr_wait;
-    w.mshr_unblocked_by = ext.mshr_unblocked_by;
-    w.barrier_wait = ext.barrier_wait;
-    w.barrier_arrived = ext.barrier_arrived;
-    w.barrier_release = ext.barrier_release;
-    w.barrier_seq = ext.barrier_seq;
-    w.l1_access = ext.l1_access;
+    copy_extension_fields(ext, w);
     out.put(w);
   }
   out.put(static_cast<uint32_t>(s.outbox_ctas.size()));
@@ -2109,22 +2115,7 @@ void Sm::import_window(parallel::Message& in) {
   for (uint32_t k = 0; k < requests; ++k) {
     const auto w = in.get<WireRequest>();
     tlm::tlm_generic_payload* gp = s.pool.allocate(static_cast<tlm::tlm_command>(w.command), w.address, w.length);
-    GpuExtension& ext = *gpu_extension(*gp);
-    ext.sm_id = w.sm_id;
-    ext.warp_id = w.warp_id;
-    ext.cta_id = w.cta_id;
-    ext.kernel_id = w.kernel_id;
-    ext.sector_mask = w.sector_mask;
-    ext.kind = static_cast<AccessKind>(w.kind);
-    ext.queued_cycle = w.queued_cycle;
-    ext.request_seq = w.request_seq;
-    ext.mshr_wait = w.mshr_wait;
-    ext.mshr_unblocked_by = w.mshr_unblocked_by;
-    ext.barrier_wait = w.barrier_wait;
-    ext.barrier_arrived = w.barrier_arrived;
-    ext.barrier_release = w.barrier_release;
-    ext.barrier_seq = w.barrier_seq;
-    ext.l1_access = w.l1_access;
+    copy_extension_fields(w, *gpu_extension(*gp));
     s.deferred_requests.push_back({w.cycle, gp});
   }
   const auto ctas = in.get<uint32_t>();

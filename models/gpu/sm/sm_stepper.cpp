@@ -253,7 +253,8 @@ void SmStepper::run_phase(uint64_t phase) {
   if (!due_.empty()) {
     ++windows_;
     for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
-    if (stepped_.empty()) {  // every due SM is another rank's
+    if (stepped_.empty()) {
+      // every due SM is another rank's: its window arrives at the boundary
     } else if (!overlap_ || pool_.threads() < 2 || observed || captured) {  // the window first, the phase after it
       if (observed) {
         for (size_t k = 0; k < stepped_.size(); ++k) window_body_(k);

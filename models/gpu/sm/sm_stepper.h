@@ -34,6 +34,10 @@
 // simulation. Statistics are byte-identical for any thread count. W = 1 keeps the two phases
 // per cycle above.
 //
+// Ranks (set_rank_exchange; gpuvp run --mpi): several processes each run the whole platform
+// and step only the SMs they own; at each boundary they exchange those SMs' windows, which every
+// rank commits and delivers in SM order (platform/parallel/README.md, last section).
+//
 // No sockets: the SMs keep theirs (GpuCore binds them to the clusters).
 #pragma once
 
