@@ -70,6 +70,15 @@ PlatformParams PlatformParams::load(const config::Config& config) {
          "must be at most the lookahead of " + std::to_string(lookahead) +
              " core cycles (memory.l2.hit_latency in core cycles: the shortest memory round trip)");
   }
+  if (p.hbm.partition && p.sm.window > 1) {
+    // The HBM partition runs up to a phase's start beside it; what it answers must still be
+    // ahead of SystemC time two phases on.
+    const double two_windows_ps = 2e12 * p.sm.window / p.sm.clock_hz;
+    rule(p.hbm.response_lookahead_ps() > two_windows_ps, "memory.hbm.partition",
+         "needs memory.hbm.controller_latency + (min(t_cl, t_wl) + burst_length/2) HBM cycles (" +
+             std::to_string(static_cast<uint64_t>(p.hbm.response_lookahead_ps())) +
+             " ps) above two sim.window (" + std::to_string(static_cast<uint64_t>(two_windows_ps)) + " ps)");
+  }
   rule(p.sm.fp32_lanes % p.sm.subcores == 0, "gpu.sm.fp32_lanes",
        "must divide evenly among gpu.sm.subcores (" + std::to_string(p.sm.subcores) + ")");
   rule(p.l2.line_bytes % p.l2.sector_bytes == 0, "memory.l2.line_size",

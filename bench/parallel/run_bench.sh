@@ -5,8 +5,8 @@
 # which needs a windowed CONFIG) at window length WINDOW (sim.window, default 8;
 # WINDOW=1: cycle by cycle), measured in this one run, and the ratio to 1 thread. Also checks
 # that the statistics JSON is byte-identical for every thread count, and prints the 1-thread
-# run's split of CPU time between the windows (SMs alone: the part threads share) and
-# everything else (boundaries, memory side, SystemC, host program), with the speed-up that
+# run's split of CPU time between the windows (SMs alone, and partitions such as the HBM
+# controllers with memory.hbm.partition: the part threads share) and everything else (boundaries, memory side, SystemC, host program), with the speed-up that
 # split allows at 2, 8, 16 and 64 threads: everything else runs on one thread, beside the windows
 # (sim.overlap), so a run takes at least that part and at least its share of the whole (perfect
 # balance). Runs alternate between
@@ -108,13 +108,16 @@ cols = (["%10.2f" % best[t] for t in threads] + ["%8.2fx" % (best["1"] / best[t]
         ["%8s" % verdict(t) for t in threads if t != "1"])
 split = ""
 import re
-m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s elsewhere", open("%s/err_%s.txt" % (work, threads[0])).read())
+m = re.search(r"CPU ([0-9.]+) s in windows, ([0-9.]+) s in partitions, ([0-9.]+) s elsewhere",
+              open("%s/err_%s.txt" % (work, threads[0])).read())
 if m:
-    win, rest = float(m.group(1)), float(m.group(2))
-    total = win + rest
-    # The rest runs on the SystemC thread beside the windows (sim.overlap): a run takes at least
-    # the rest, and at least its share of all the work.
-    split = "   %4.0f %%; %s" % (100 * win / total, " ".join("%.2fx" % (total / max(rest, total / n)) for n in (2, 8, 16, 64)))
+    win, part, rest = float(m.group(1)), float(m.group(2)), float(m.group(3))
+    total = win + part + rest
+    # The rest runs on the SystemC thread beside the windows (sim.overlap), and a partition (the
+    # HBM's) on one pool thread: a run takes at least each of them, and at least its share of all
+    # the work.
+    split = "   %4.0f %%; %s" % (100 * (win + part) / total,
+                                " ".join("%.2fx" % (total / max(rest, part, total / n)) for n in (2, 8, 16, 64)))
 print("%-22s %14d %s %s%s" % (name, warps, " ".join(cols), "identical" if same else "DIFFER", split))
 if not same:
     sys.exit(1)
@@ -133,4 +136,5 @@ done
 echo "(wall: the whole gpuvp run, platform start-up and host program included; 1t/Nt > 1: N threads faster;"
 echo " Nt-runs: faster / slower when every N-thread run beat / lost to every 1-thread run, overlap when the"
 echo " two sets of runs overlap (the difference is inside this host's run-to-run noise);"
-echo " window-CPU share: of the 1-thread run's process CPU time, the part spent with SMs running windows)"
+echo " window-CPU share: of the 1-thread run's process CPU time, the part spent with SMs running windows"
+echo " or partitions (the HBM controllers with memory.hbm.partition) simulating beside them)"

@@ -39,9 +39,15 @@ class WakeQueue;
 // One method process for the wake queues of several modules (see above; a queue given none makes
 // a domain of its own). Build it before the modules, during elaboration, and hand it to each
 // module's WakeQueue; it outlives them.
+// A domain built with kOffSystemC has no process: its owner runs it on whatever thread it
+// simulates on, with its own clock (next_time, run_next), outside SystemC time (a partition
+// of platform/parallel/README.md).
 class WakeDomain {
  public:
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  struct OffSystemC {};
+  static constexpr OffSystemC kOffSystemC{};
+  explicit WakeDomain(OffSystemC) : off_systemc_(true) {}
   explicit WakeDomain(const char* name) {
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
@@ -51,6 +57,11 @@ class WakeDomain {
   }
   WakeDomain(const WakeDomain&) = delete;
   WakeDomain& operator=(const WakeDomain&) = delete;
+
+  // Off SystemC: the time of the earliest wake of any member queue (kNever: none), and running
+  // it (the earliest; among equal times the queue that joined first, then the lower key).
+  inline uint64_t next_time() const;
+  inline void run_next();
 
  private:
   friend class WakeQueue;
@@ -62,7 +73,7 @@ class WakeDomain {
   }
   // A member queue has a wake at t_ps.
   void request(uint64_t t_ps) {
-    if (!running_ && t_ps < armed_) arm(t_ps);
+    if (!off_systemc_ && !running_ && t_ps < armed_) arm(t_ps);
   }
   void arm(uint64_t t_ps) {
     armed_ = t_ps;
@@ -75,6 +86,7 @@ class WakeDomain {
   sc_core::sc_event event_;
   uint64_t armed_ = kNever;  // time event_ is notified for (kNever: not notified)
   bool running_ = false;
+  bool off_systemc_ = false;  // no process: the owner runs the wakes (next_time, run_next)
 };
 
 class WakeQueue {
@@ -187,11 +199,28 @@ void WakeDomain::run() {
     next->run_front();
   }
   running_ = false;
-  uint64_t earliest = kNever;
-  for (WakeQueue* q : queues_) {
-    if (q != nullptr) earliest = std::min(earliest, q->front_time());
-  }
+  const uint64_t earliest = next_time();
   if (earliest != kNever) arm(earliest);
+}
+
+uint64_t WakeDomain::next_time() const {
+  uint64_t best = kNever;
+  for (const WakeQueue* q : queues_) {
+    if (q != nullptr) best = std::min(best, q->front_time());
+  }
+  return best;
+}
+
+void WakeDomain::run_next() {
+  WakeQueue* next = nullptr;
+  uint64_t best = kNever;
+  for (WakeQueue* q : queues_) {
+    if (q != nullptr && q->front_time() < best) {
+      best = q->front_time();
+      next = q;
+    }
+  }
+  if (next != nullptr) next->run_front();
 }
 
 }  // namespace gpuvp::memory

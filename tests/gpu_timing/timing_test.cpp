@@ -281,10 +281,14 @@ TEST(TimingRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_thread_counts_
 // the same windows, so statistics and program output are byte-identical; every program checks
 // its results against its CPU reference (exit 0). atomics: global atomics finish their SM's
 // window at the boundary; gemm: shared memory and barriers; bfs: stores other SMs read.
-void expect_windowed_thread_counts_identical(const std::string& workload, const char* window) {
-  const std::string base = ::testing::TempDir() + "/window_" + workload;
+// With `hbm_partition`, the HBM controllers are a partition of their own (memory.hbm.partition):
+// a pool thread simulates them beside the SMs' windows, or, with one thread, the SystemC thread.
+void expect_windowed_thread_counts_identical(const std::string& workload, const char* window,
+                                             bool hbm_partition = false) {
+  const std::string base = ::testing::TempDir() + "/window_" + workload + (hbm_partition ? "_hbm" : "");
   const std::string w = std::string("sim.window=") + window;
-  const ProcessResult r1 = run_workload(workload, base + "_1.json", {"sim.threads=1", w});
+  const std::string partition = std::string("memory.hbm.partition=") + (hbm_partition ? "true" : "false");
+  const ProcessResult r1 = run_workload(workload, base + "_1.json", {"sim.threads=1", w, partition});
   ASSERT_EQ(r1.exit_code, 0) << describe(r1);
   const std::string j1 = slurp(base + "_1.json");
   const auto kernels = nlohmann::json::parse(j1)["kernels"];
@@ -296,7 +300,7 @@ void expect_windowed_thread_counts_identical(const std::string& workload, const 
     const bool serial = std::string(threads) == "2s";
     const ProcessResult r =
         run_workload(workload, path, {std::string("sim.threads=") + (serial ? "2" : threads), w, "sim.parallel_min_work=0",
-                                      std::string("sim.overlap=") + (serial ? "false" : "true")});
+                                      std::string("sim.overlap=") + (serial ? "false" : "true"), partition});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(r.out, r1.out) << workload << ": program output differs with " << threads << " threads";
     EXPECT_TRUE(without_host_side(slurp(path)) == without_host_side(j1))
@@ -305,14 +309,26 @@ void expect_windowed_thread_counts_identical(const std::string& workload, const 
 }
 
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsVectorAdd) { expect_windowed_thread_counts_identical("vector_add", "16"); }
-TEST(WindowedRun, ThreadCountsGiveIdenticalStatsGemm) { expect_windowed_thread_counts_identical("gemm", "8"); }
-TEST(WindowedRun, ThreadCountsGiveIdenticalStatsAtomics) { expect_windowed_thread_counts_identical("atomics", "8"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsGemm) { expect_windowed_thread_counts_identical("gemm", "8", true); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsAtomics) {
+  expect_windowed_thread_counts_identical("atomics", "8", true);
+}
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsBfs) { expect_windowed_thread_counts_identical("bfs", "32"); }
-TEST(WindowedRun, ThreadCountsGiveIdenticalStatsHistogram) { expect_windowed_thread_counts_identical("histogram", "8"); }
+TEST(WindowedRun, ThreadCountsGiveIdenticalStatsHistogram) {
+  expect_windowed_thread_counts_identical("histogram", "8", true);
+}
+// The HBM partition where the memory side is busiest (every CTA streams through DRAM), and where
+// phases are sparse (bfs: it drives itself between them).
+TEST(WindowedRun, HbmPartitionThreadCountsGiveIdenticalStatsVectorAdd) {
+  expect_windowed_thread_counts_identical("vector_add", "8", true);
+}
+TEST(WindowedRun, HbmPartitionThreadCountsGiveIdenticalStatsBfs) {
+  expect_windowed_thread_counts_identical("bfs", "32", true);
+}
 // Child grids launched from the device (the device runtime at the boundary, their launches and
 // device-side copies quiescing the windows).
 TEST(WindowedRun, ThreadCountsGiveIdenticalStatsDynamicParallelism) {
-  expect_windowed_thread_counts_identical("dynamic_parallelism", "8");
+  expect_windowed_thread_counts_identical("dynamic_parallelism", "8", true);
 }
 
 // The windowed model moves kernel cycles only a little: vectorAdd within 3 % of cycle-by-cycle.
@@ -392,6 +408,12 @@ TEST(WindowedRun, WindowKnobIsChecked) {
       run_workload("vector_add", stats, {"sim.window=16", "memory.l2.hit_latency=10 cycles"});
   EXPECT_NE(short_lookahead.exit_code, 0) << describe(short_lookahead);
   EXPECT_NE(short_lookahead.err.find("lookahead"), std::string::npos) << describe(short_lookahead);
+  // The HBM partition answers at least its lookahead after it simulates: more than two windows.
+  const ProcessResult hbm_lookahead = run_workload(
+      "vector_add", stats, {"sim.window=64", "memory.hbm.partition=true", "memory.hbm.controller_latency=10ns"});
+  EXPECT_NE(hbm_lookahead.exit_code, 0) << describe(hbm_lookahead);
+  EXPECT_NE(hbm_lookahead.err.find("memory.hbm.partition"), std::string::npos) << describe(hbm_lookahead);
+  EXPECT_NE(hbm_lookahead.err.find("two sim.window"), std::string::npos) << describe(hbm_lookahead);
 }
 
 TEST(TimingRun, ThreadsOptionIsCheckedAndApplied) {

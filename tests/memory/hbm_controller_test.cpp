@@ -1,9 +1,13 @@
 // The HBM controller through its socket: exact row hit / miss / conflict latencies from the
 // timing parameters, tRRD and tFAW spacing of activates, refresh every tREFI, FR-FCFS
-// reordering, write draining between the watermarks, back-pressure from a full queue.
+// reordering, write draining between the watermarks, back-pressure from a full queue; the same
+// as a partition (memory.hbm.partition) driving itself or driven in steps.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "models/memory/hbm/hbm_controller.h"
 #include "tests/memory/params.h"
@@ -54,8 +58,8 @@ struct Bench {
   }
 };
 
-TEST(HbmController, RowMissHitAndConflictLatenciesFollowTheTimingParameters) {
-  Bench b;
+void check_row_latencies(const std::vector<std::string>& overrides) {
+  Bench b(overrides);
   const HbmTiming t = b.hbm->timing();
   b.sim.run([&] {
     sc_time now = sc_core::sc_time_stamp();
@@ -78,6 +82,10 @@ TEST(HbmController, RowMissHitAndConflictLatenciesFollowTheTimingParameters) {
   EXPECT_EQ(b.channel_counter(3, "precharges"), 1u);
   EXPECT_EQ(b.channel_counter(3, "reads"), 4u);
 }
+
+TEST(HbmController, RowMissHitAndConflictLatenciesFollowTheTimingParameters) { check_row_latencies({}); }
+// As a partition driving itself (its own process, just behind SystemC time): the same latencies.
+TEST(HbmController, APartitionKeepsTheExactLatencies) { check_row_latencies({"memory.hbm.partition=true"}); }
 
 // Five reads to five closed banks issued together: the ACTs are spaced by tRRD_S (different
 // bank groups) or tRRD_L (same group), and the fifth waits for the tFAW window.
@@ -317,8 +325,8 @@ TEST(HbmController, WatermarksOutsideTheWriteQueueAreRefused) {
   EXPECT_THROW(HbmController("hbm_low", p.hbm, map, stats, "memory.hbm2"), std::invalid_argument);
 }
 
-TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
-  Bench b({"memory.hbm.queue_depth=1"}, 3);
+// Three reads to one pseudo-channel at once: their completion times.
+std::vector<sc_time> three_reads_at_once(Bench& b) {
   std::vector<sc_time> done(3);
   b.sim.run([&] {
     std::vector<sc_core::sc_event> finished(3);
@@ -333,11 +341,85 @@ TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
     }
     sc_core::wait(all);
   });
+  return done;
+}
+
+TEST(HbmController, AFullQueueWithholdsEndReqUntilAnEntryFrees) {
+  Bench b({"memory.hbm.queue_depth=1"}, 3);
+  const std::vector<sc_time> done = three_reads_at_once(b);
   // One request at a time: each one starts after the previous completed.
   EXPECT_LT(done[0], done[1]);
   EXPECT_LT(done[1], done[2]);
   EXPECT_EQ(b.stats.find_group("memory.hbm")->find_counter("requests")->value(), 3u);
   EXPECT_EQ(b.channel_counter(1, "full_queue_refusals"), 2u);
+}
+
+// A partition accepts every request at once; one that finds its queue full waits in the front end
+// and is taken in when the entry frees, as the exact model takes in the refused one: the same
+// completion times.
+TEST(HbmController, APartitionQueuesWhatAFullQueueRefusesInItsFrontEnd) {
+  Bench exact({"memory.hbm.queue_depth=1"}, 3);
+  const std::vector<sc_time> expected = three_reads_at_once(exact);
+  Bench b({"memory.hbm.queue_depth=1", "memory.hbm.partition=true"}, 3);
+  EXPECT_EQ(three_reads_at_once(b), expected);
+  EXPECT_EQ(b.stats.find_group("memory.hbm")->find_counter("requests")->value(), 3u);
+  EXPECT_EQ(b.channel_counter(1, "full_queue_refusals"), 2u);
+}
+
+// Driven by its caller (as SmStepper does at each phase): exchange, then simulate up to now. With
+// a lookahead longer than the step, every response reaches SystemC before it is due and goes out
+// at its own time; with a shorter one, the exchange says so instead of answering late.
+void drive_in_steps(Bench& b, sc_time step, bool& stop) {
+  parallel::TimePartition& partition = *b.hbm->partition();
+  partition.attach();
+  sc_core::sc_spawn([&b, &partition, step, &stop] {
+    while (!stop) {
+      sc_core::wait(step);
+      partition.exchange();
+      partition.advance(sc_core::sc_time_stamp().value());
+    }
+    partition.detach();
+  });
+}
+
+TEST(HbmController, APartitionDrivenInStepsAnswersAtTheExactTimes) {
+  Bench b({"memory.hbm.partition=true", "memory.hbm.controller_latency=140ns"});
+  const HbmTiming t = b.hbm->timing();
+  const sc_time extra(140, sc_core::SC_NS);
+  bool stop = false;
+  b.sim.run([&] {
+    drive_in_steps(b, sc_time(50, sc_core::SC_NS), stop);
+    sc_core::wait(sc_time(7, sc_core::SC_NS));  // between two steps
+    sc_time now = sc_core::sc_time_stamp();
+    EXPECT_EQ(b.read(b.address(3, 1, 2, 100)), b.expected(now, t.rcd + t.cl + t.burst) + extra);
+    sc_core::wait(sc_time(200, sc_core::SC_NS));
+    now = sc_core::sc_time_stamp();
+    EXPECT_EQ(b.read(b.address(3, 1, 2, 100, 8)), b.expected(now, t.cl + t.burst) + extra);
+    stop = true;
+  });
+  EXPECT_EQ(b.channel_counter(3, "row_hits"), 1u);
+  EXPECT_EQ(b.channel_counter(3, "row_misses"), 1u);
+}
+
+TEST(HbmController, APartitionDrivenInStepsLongerThanItsLookaheadIsAnError) {
+  Bench b({"memory.hbm.partition=true", "memory.hbm.controller_latency=0ns"});
+  parallel::TimePartition& partition = *b.hbm->partition();
+  std::string error;
+  b.sim.run([&] {
+    partition.attach();
+    sc_core::sc_spawn([&] { b.read(b.address(3, 1, 2, 100)); });
+    sc_core::wait(sc_time(1, sc_core::SC_NS));
+    partition.exchange();  // the request, for the partition
+    sc_core::wait(sc_time(500, sc_core::SC_NS));
+    partition.advance(sc_core::sc_time_stamp().value());  // answered for about 35 ns: long past
+    try {
+      partition.exchange();
+    } catch (const std::logic_error& e) {
+      error = e.what();
+    }
+  });
+  EXPECT_NE(error.find("memory.hbm.partition"), std::string::npos) << error;
+  EXPECT_NE(error.find("lookahead"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -113,6 +113,7 @@ struct GpuTiming::Impl {
       bind_traced(core.cluster(i).out, crossbar.cluster, tracer, monitors, "crossbar");
     }
     bind_traced(copy_engine.out, crossbar.cluster, tracer, monitors, "crossbar");
+    core.stepper().add_partition(hbm.partition());
 
     const uint32_t sm_total = p.sm.count;
     const uint32_t channels = map.channels();
@@ -180,7 +181,11 @@ uint32_t GpuTiming::sm_count() const { return impl_->sms; }
 
 uvm::UvmSystem& GpuTiming::uvm() { return *impl_->uvm_system; }
 
-void GpuTiming::quiesce() { impl_->core.stepper().quiesce(); }
+void GpuTiming::quiesce() {
+  impl_->core.stepper().quiesce();
+  // The HBM partition simulates behind SystemC time: up to now, so that its statistics are.
+  if (parallel::TimePartition* hbm = impl_->hbm.partition()) hbm->catch_up();
+}
 
 KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_node) {
   Impl& m = *impl_;
@@ -232,7 +237,7 @@ KernelTiming GpuTiming::run(ptx::KernelRun& run, uint64_t kernel_id, bool graph_
   // the L1 TLBs (never taken without managed memory).
   while (m.uvm_system->holding_requests()) sc_core::wait(m.uvm_system->drained());
   while (!m.copy_engine.idle()) sc_core::wait(m.copy_engine.drained());
-  m.core.stepper().quiesce();  // the kernel's statistics are read now
+  quiesce();  // the kernel's statistics are read now
   m.core.stepper().gather_statistics();  // ranks: the SMs' from the ranks that step them
   const sc_core::sc_time end = sc_core::sc_time_stamp();
   if (m.tracer != nullptr) m.tracer->kernel_end(kernel_id, end);

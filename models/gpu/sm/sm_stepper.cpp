@@ -47,6 +47,13 @@ SmStepper::SmStepper(sc_core::sc_module_name name, const SmParams& params, const
     next_[i] = run_sm(i, next_[i], window_end_, true);
     sm_cpu_seconds_[i] += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   };
+  phase_body_ = [this](size_t k) {
+    if (k < partitions_.size()) {
+      advance_partition(k);
+    } else {
+      window_body_(k - partitions_.size());
+    }
+  };
   SC_HAS_PROCESS(SmStepper);
   SC_THREAD(thread);
   SC_METHOD(deliver_accepted);
@@ -81,11 +88,12 @@ SmStepper::~SmStepper() {
     const double process_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     std::fprintf(stderr,
                  "gpuvp: sm_stepper: %llu windows of %u cycles, %u threads, %llu joined before their phase's end: "
-                 "wall %.3f s in windows, %.3f s at boundaries; CPU %.3f s in windows, %.3f s elsewhere in the "
-                 "process\n",
+                 "wall %.3f s in windows, %.3f s at boundaries; CPU %.3f s in windows, %.3f s in partitions, %.3f s "
+                 "elsewhere in the process\n",
                  static_cast<unsigned long long>(windows_), window_, threads(),
                  static_cast<unsigned long long>(early_joins_), window_seconds_, boundary_seconds_,
-                 window_cpu_seconds_, process_cpu - window_cpu_seconds_);
+                 window_cpu_seconds_, partition_cpu_seconds_,
+                 process_cpu - window_cpu_seconds_ - partition_cpu_seconds_);
   }
 }
 
@@ -102,6 +110,27 @@ uint64_t SmStepper::arrival_cycle(uint64_t cycle) const {
 void SmStepper::join_window() {
   window_running_ = false;
   pool_.join();
+}
+
+void SmStepper::add_partition(parallel::TimePartition* partition) {
+  if (partition == nullptr) return;
+  partitions_.push_back(partition);
+}
+
+void SmStepper::advance_partition(size_t k) {
+  if (!window_profile_) {
+    partitions_[k]->advance(partition_until_);
+    return;
+  }
+  const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+  partitions_[k]->advance(partition_until_);
+  partition_cpu_seconds_ += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;  // one item per phase: no race
+}
+
+void SmStepper::detach_partitions() {
+  if (!partitions_attached_) return;
+  partitions_attached_ = false;
+  for (parallel::TimePartition* partition : partitions_) partition->detach();
 }
 
 void SmStepper::wake(uint32_t sm, uint64_t cycle) {
@@ -130,11 +159,13 @@ void SmStepper::thread() {
       arrived_.clear();
       const uint64_t phase = next_phase();
       if (phase == kNever) {
+        detach_partitions();
         wait(wake_);
         continue;
       }
       const sc_core::sc_time at = clock_.time_of_cycle(phase * window_);
       if (at > current_time()) {
+        detach_partitions();  // no phase follows at once: they must not lag behind the gap
         wait(at - current_time(), wake_);
         if (current_time() < at) continue;  // woken before: something may be due earlier
       }
@@ -253,18 +284,38 @@ void SmStepper::run_phase(uint64_t phase) {
   if (!due_.empty()) {
     ++windows_;
     for (const uint32_t i : due_) sms_[i]->set_defer_commit(true);
+    // Every phase with a window advances the partitions up to its start, whoever runs them, so
+    // that what SystemC sees of them (exchanges at phase starts, their own process only between
+    // such phases) is the same for any thread count.
+    const bool pooled = !stepped_.empty() && overlap_ && pool_.threads() >= 2 && !observed && !captured;
+    if (!partitions_.empty()) {
+      if (!partitions_attached_) {
+        for (parallel::TimePartition* partition : partitions_) partition->attach();
+        partitions_attached_ = true;
+      }
+      for (parallel::TimePartition* partition : partitions_) partition->exchange();
+      partition_until_ = current_time().value();
+      if (!pooled) {
+        for (size_t k = 0; k < partitions_.size(); ++k) advance_partition(k);
+      }
+    }
     if (stepped_.empty()) {
       // every due SM is another rank's: its window arrives at the boundary
-    } else if (!overlap_ || pool_.threads() < 2 || observed || captured) {  // the window first, the phase after it
+    } else if (!pooled) {  // the window first, the phase after it
       if (observed) {
         for (size_t k = 0; k < stepped_.size(); ++k) window_body_(k);
       } else {
         run_due(stepped_.size(), window_body_);
       }
+    } else if (!partitions_.empty()) {
+      pool_.start(partitions_.size() + stepped_.size(), phase_body_);  // a worker takes a partition first
+      window_running_ = true;
     } else {
       pool_.start(stepped_.size(), window_body_);
       window_running_ = true;
     }
+  } else {
+    detach_partitions();  // a phase without a window does not advance them: they drive themselves
   }
   in_cycle_ = false;  // wakes of the phase notify the loop, which looks again after it
   // The phase: what the last window sent, at its stamps, in (cycle, SM, sequence) order, with

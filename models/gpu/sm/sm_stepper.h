@@ -53,6 +53,7 @@
 #include "models/gpu/sm/sm.h"
 #include "platform/parallel/rank_exchange.h"
 #include "platform/parallel/thread_pool.h"
+#include "platform/parallel/time_partition.h"
 
 namespace gpuvp::gpu {
 
@@ -107,6 +108,12 @@ class SmStepper : public sc_core::sc_module {
   // and the CTA scheduler see the same traffic everywhere. Needs the windowed model (throws
   // std::invalid_argument otherwise). One rank (or nullptr): every SM is stepped here.
   void set_rank_exchange(parallel::RankExchange* exchange);
+  // A model that simulates behind SystemC time (parallel::TimePartition, e.g. the HBM controllers
+  // with memory.hbm.partition): windowed with the phases beside the windows, each phase first
+  // exchanges its messages and then has a pool thread simulate it up to the phase's start, beside
+  // the SMs' window; between phases that follow each other it stays attached, otherwise it drives
+  // itself. Its lookahead must exceed two windows. Call before the simulation starts.
+  void add_partition(parallel::TimePartition* partition);
   // Collective over the ranks: every SM's statistics from the rank that steps it (the
   // registry's before-read hook calls it, at the same points on every rank).
   void gather_statistics();
@@ -119,6 +126,8 @@ class SmStepper : public sc_core::sc_module {
   void run_phase(uint64_t phase);
   void boundary(uint64_t end);
   void join_window();
+  void detach_partitions();  // they drive themselves until the next phase with a window
+  void advance_partition(size_t k);  // partitions_[k] up to partition_until_ (timed when profiling)
   void deliver_accepted();  // SC_METHOD on deferred_ready_
   static double cpu_seconds(clockid_t clock);
   // body(k) for every k in [0, n): on the pool, or on this thread alone when the phase
@@ -153,7 +162,7 @@ class SmStepper : public sc_core::sc_module {
   bool overlap_ = true;          // windowed: phases run beside the SMs' window (sim.overlap)
   bool window_running_ = false;  // the pool runs a window started by run_phase, not joined yet
   sc_core::sc_event deferred_ready_;
-  double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0;
+  double window_seconds_ = 0, boundary_seconds_ = 0, window_cpu_seconds_ = 0, partition_cpu_seconds_ = 0;
   std::vector<double> sm_cpu_seconds_;  // windowed profile: thread CPU each SM's windows took
   uint64_t windows_ = 0;
   uint64_t early_joins_ = 0;  // windows joined before their phase's end (quiesce)
@@ -166,6 +175,10 @@ class SmStepper : public sc_core::sc_module {
   std::vector<std::pair<uint64_t, uint32_t>> sends_;  // a phase's (stamp, SM) heap
   std::vector<uint32_t> stepped_;  // windowed: the due SMs this rank steps, in index order
   std::function<void(size_t)> window_body_;  // runs stepped_[k] to window_end_
+  std::vector<parallel::TimePartition*> partitions_;
+  bool partitions_attached_ = false;
+  uint64_t partition_until_ = 0;              // the pooled phase's start (ps): where they advance to
+  std::function<void(size_t)> phase_body_;   // partitions_[k], then window_body_(k - partitions)
   parallel::RankExchange* exchange_ = nullptr;  // several ranks (else nullptr)
   std::vector<uint8_t> owned_;                  // per SM: stepped by this rank
   parallel::Message outgoing_;                  // this rank's part of an exchange

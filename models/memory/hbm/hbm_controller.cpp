@@ -172,6 +172,19 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     if (key < n) run_channel(key);
     else respond();
   }, wakes);
+  if (params_.partition) {
+    // The pseudo-channels wake in the partition's own time; responses still go out from wakes_.
+    partition_domain_ = std::make_unique<WakeDomain>(WakeDomain::kOffSystemC);
+    partition_wakes_ = std::make_unique<WakeQueue>("partition_wake", n, [this](uint32_t key) { run_channel(key); },
+                                                   partition_domain_.get());
+    backlog_.resize(2 * std::size_t{n});
+    backlog_head_.assign(2 * std::size_t{n}, 0);
+    sc_core::sc_spawn_options opts;
+    opts.spawn_method();
+    opts.dont_initialize();
+    opts.set_sensitivity(&drive_event_);
+    sc_core::sc_spawn([this] { drive(); }, "drive", &opts);
+  }
 }
 
 HbmController::~HbmController() = default;
@@ -192,6 +205,12 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(int id, tlm::tlm_generic_paylo
     if (delay != sc_core::SC_ZERO_TIME) {
       // Keep the model exact without a PEQ: an annotated request is an error of the caller.
       SC_REPORT_ERROR("gpuvp/hbm", "BEGIN_REQ with a non-zero annotated delay is not supported");
+    }
+    if (params_.partition) {  // into the front end, for the partition's next exchange
+      inbox_.push_back(Stamped{current_time().value(), id, &gp});
+      if (!attached_) arm_drive();
+      phase = tlm::END_REQ;
+      return tlm::TLM_UPDATED;
     }
     if (admit(id, gp)) {
       phase = tlm::END_REQ;
@@ -232,9 +251,9 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
     r.bursts_left = std::max<uint32_t>(1, (gp.get_data_length() + burst - 1) / burst);
   }
   r.bytes = uint64_t{r.bursts_left} * burst;
-  const sc_time now = current_time();
-  r.arrival_ps = now.value();
-  r.eligible = clock_.cycle_at(now) + 1;
+  const uint64_t now = now_ps();
+  r.arrival_ps = now;
+  r.eligible = clock_.cycle_at(sc_time::from_value(now)) + 1;
   Bank& b = ch.banks[r.bank];
   r.seq = ch.next_seq++;
   const uint32_t slot = ch.free_slots.back();
@@ -255,13 +274,13 @@ bool HbmController::admit(int id, tlm::tlm_generic_payload& gp) {
 }
 
 void HbmController::wake(Channel& ch, uint64_t cycle) {
-  wakes_->at(ch.index, std::max<uint64_t>(clock_.ticks_of_cycle(cycle), current_time().value()));
+  channel_wakes().at(ch.index, std::max<uint64_t>(clock_.ticks_of_cycle(cycle), now_ps()));
 }
 
 void HbmController::run_channel(uint32_t c) {
   Channel& ch = *channels_[c];
   if (ch.queued == 0) return;  // idle: sleep until a request arrives
-  const sc_time now_t = current_time();
+  const sc_time now_t = sc_time::from_value(now_ps());
   const uint64_t now = clock_.next_cycle(now_t);
   if (clock_.ticks_of_cycle(now) != now_t.value()) {
     wake(ch, now);
@@ -476,10 +495,21 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   latency_ps_ += done_ps - r.arrival_ps;
   if (bus_done_ps > elapsed_ps_.value()) elapsed_ps_ += bus_done_ps - elapsed_ps_.value();
   r.gp->set_response_status(tlm::TLM_OK_RESPONSE);
-  const auto s = static_cast<std::size_t>(r.source);
-  responses_[s].push(done_ps, r.gp);
-  wakes_->at(respond_key(), done_ps);
+  respond_at(r.source, r.gp, done_ps);
 
+  if (params_.partition) {  // an entry freed: the front end's oldest request waiting for it
+    const std::size_t front = 2 * std::size_t{ch.index} + (r.write ? 1 : 0);
+    std::vector<Stamped>& backlog = backlog_[front];
+    if (backlog_head_[front] < backlog.size()) {
+      const Stamped waiting = backlog[backlog_head_[front]++];
+      if (backlog_head_[front] == backlog.size()) {
+        backlog.clear();
+        backlog_head_[front] = 0;
+      }
+      admit(waiting.source, *waiting.gp);
+    }
+    return;
+  }
   // An entry freed: admit a request of its direction that waits for this channel (lowest socket
   // first).
   for (std::size_t w = 0; w < waiting_.size(); ++w) {
@@ -511,6 +541,94 @@ void HbmController::respond() {
     if (!responding_[s] && !heap.empty()) next = std::min(next, heap.top().time);
   }
   if (next != kNever) wakes_->at(respond_key(), next);
+}
+
+void HbmController::respond_at(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps) {
+  if (params_.partition) {
+    outbox_.push_back(Stamped{time_ps, source, gp});
+    return;
+  }
+  responses_[static_cast<std::size_t>(source)].push(time_ps, gp);
+  wakes_->at(respond_key(), time_ps);
+}
+
+// --- Partition (memory.hbm.partition) ---
+
+void HbmController::exchange() {
+  // Requests: the partition's unread ones first (their stamps are earlier), then the new ones.
+  if (arrivals_next_ != 0) {
+    arrivals_.erase(arrivals_.begin(), arrivals_.begin() + static_cast<std::ptrdiff_t>(arrivals_next_));
+    arrivals_next_ = 0;
+  }
+  arrivals_.insert(arrivals_.end(), inbox_.begin(), inbox_.end());
+  inbox_.clear();
+  // Responses, in the order the partition made them (the heap keeps that order among equal times).
+  const uint64_t now = current_time().value();
+  for (const Stamped& done : outbox_) {
+    if (done.time_ps <= now) {
+      throw std::logic_error("memory.hbm.partition: a response due at " + std::to_string(done.time_ps) +
+                             " ps reached SystemC at " + std::to_string(now) +
+                             " ps: the controller's lookahead is shorter than what its driver needs");
+    }
+    responses_[static_cast<std::size_t>(done.source)].push(done.time_ps, done.gp);
+    wakes_->at(respond_key(), done.time_ps);
+  }
+  outbox_.clear();
+}
+
+void HbmController::advance(uint64_t until_ps) {
+  // Stamped requests and the pseudo-channels' wakes, in time order; at one time requests first.
+  for (;;) {
+    const uint64_t arrival = arrivals_next_ < arrivals_.size() ? arrivals_[arrivals_next_].time_ps : kNever;
+    const uint64_t wake = partition_domain_->next_time();
+    const uint64_t t = std::min(arrival, wake);
+    if (t >= until_ps) break;
+    partition_now_ps_ = t;
+    if (arrival <= wake) {
+      const Stamped a = arrivals_[arrivals_next_++];
+      if (!admit(a.source, *a.gp)) {
+        const DramCoord coord = map_.decode(a.gp->get_address());
+        backlog_[2 * std::size_t{coord.channel} + (a.gp->is_write() ? 1 : 0)].push_back(a);
+      }
+    } else {
+      partition_domain_->run_next();
+    }
+  }
+}
+
+void HbmController::attach() { attached_ = true; }
+
+void HbmController::detach() {
+  attached_ = false;
+  exchange();
+  arm_drive();
+}
+
+void HbmController::catch_up() {
+  if (!params_.partition) return;
+  exchange();
+  advance(current_time().value());
+  exchange();
+  if (!attached_) arm_drive();
+}
+
+void HbmController::drive() {
+  drive_armed_ = kNever;
+  if (attached_) return;  // SmStepper drives; detach() arms again
+  catch_up();
+}
+
+void HbmController::arm_drive() {
+  // One tick after the earliest pending stamp: every request stamped then has arrived.
+  uint64_t pending = partition_domain_->next_time();
+  if (arrivals_next_ < arrivals_.size()) pending = std::min(pending, arrivals_[arrivals_next_].time_ps);
+  if (!inbox_.empty()) pending = std::min(pending, inbox_.front().time_ps);
+  if (pending == kNever) return;
+  const uint64_t now = current_time().value();
+  const uint64_t at = std::max(pending + 1, now);
+  if (at >= drive_armed_) return;
+  drive_armed_ = at;
+  drive_event_.notify(sc_time::from_value(at - now));
 }
 
 }  // namespace gpuvp::memory

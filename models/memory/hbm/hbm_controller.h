@@ -41,6 +41,15 @@
 // accounted when work next arrives, with exactly the timing eager refresh would give; the
 // refresh counter therefore counts refreshes up to the last request, not to the end of time.
 //
+// Partition (memory.hbm.partition): the controller simulates in time of its own, behind SystemC
+// time (platform/parallel/time_partition.h): BEGIN_REQ is accepted at once (TLM_UPDATED, END_REQ)
+// into a front end, stamped; the controller takes it in at that stamp, and a request whose
+// pseudo-channel queue is full waits in the front end (oldest first, per pseudo-channel and
+// direction) until an entry frees, where the exact model withholds END_REQ. Responses go out at
+// their own time, as in the exact model. SmStepper runs advance() on a pool thread beside the
+// SMs' windows; between its phases a SystemC process of the controller runs it just behind
+// SystemC time. Same responses, at the same times, whoever runs it.
+//
 // Statistics (group `stats_path`, e.g. "memory.hbm"): requests, bytes, elapsed_ps (time of the
 // last completion), latency_ps; ratios bandwidth (bytes/s over elapsed_ps) and
 // average_latency_ns. Per pseudo-channel (`stats_path`.channel[c], aggregated as channel[*]):
@@ -65,11 +74,12 @@
 #include "models/memory/timed_queue.h"
 #include "models/memory/wake_queue.h"
 #include "models/tlm/clock_domain.h"
+#include "platform/parallel/time_partition.h"
 #include "platform/stats/registry.h"
 
 namespace gpuvp::memory {
 
-class HbmController : public sc_core::sc_module {
+class HbmController : public sc_core::sc_module, public parallel::TimePartition {
  public:
   tlm_utils::multi_passthrough_target_socket<HbmController> socket;
 
@@ -86,6 +96,14 @@ class HbmController : public sc_core::sc_module {
   const ClockDomain& clock() const { return clock_; }
   // Bytes per second all pseudo-channels move with every data bus busy.
   double peak_bandwidth() const { return params_.peak_bandwidth(); }
+
+  // memory.hbm.partition: this controller as a partition (above); nullptr otherwise.
+  parallel::TimePartition* partition() { return params_.partition ? this : nullptr; }
+  void exchange() override;
+  void advance(uint64_t until_ps) override;
+  void attach() override;
+  void detach() override;
+  void catch_up() override;
 
  private:
   struct Request;
@@ -106,6 +124,12 @@ class HbmController : public sc_core::sc_module {
   void complete(Channel& ch, uint32_t slot, uint64_t done_cycle);
   void wake(Channel& ch, uint64_t cycle);
   void respond();
+  void respond_at(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps);
+  // SystemC time, or a partition's own time (the stamp of what it simulates).
+  uint64_t now_ps() const { return params_.partition ? partition_now_ps_ : current_time().value(); }
+  WakeQueue& channel_wakes() { return params_.partition ? *partition_wakes_ : *wakes_; }
+  void drive();  // partition, driven by itself: what is due before now
+  void arm_drive();
 
   HbmParams params_;
   HbmTiming t_;
@@ -120,6 +144,25 @@ class HbmController : public sc_core::sc_module {
   std::vector<bool> responding_;
   std::unique_ptr<WakeQueue> wakes_;  // keys: pseudo-channels, then respond_key()
   uint32_t respond_key() const { return static_cast<uint32_t>(channels_.size()); }
+
+  // Partition: stamped requests (SystemC side since the last exchange; the partition's, in stamp
+  // order from arrivals_next_), the front end's waiting ones per pseudo-channel x 2 + direction,
+  // responses made (for the SystemC side at the next exchange).
+  struct Stamped {
+    uint64_t time_ps;
+    int source;
+    tlm::tlm_generic_payload* gp;
+  };
+  std::vector<Stamped> inbox_, arrivals_, outbox_;
+  size_t arrivals_next_ = 0;
+  std::vector<std::vector<Stamped>> backlog_;
+  std::vector<size_t> backlog_head_;
+  uint64_t partition_now_ps_ = 0;
+  bool attached_ = false;    // SmStepper drives the partition
+  std::unique_ptr<WakeDomain> partition_domain_;
+  std::unique_ptr<WakeQueue> partition_wakes_;  // keys: pseudo-channels
+  sc_core::sc_event drive_event_;
+  uint64_t drive_armed_ = ~uint64_t{0};
 
   stats::Counter& requests_;
   stats::Counter& bytes_;

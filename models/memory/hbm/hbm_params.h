@@ -5,6 +5,7 @@
 // to cycles at load time (ceil) loses nothing; HbmTiming below gives everything in cycles.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -52,6 +53,7 @@ struct HbmParams {
   uint32_t t_rrd_s = 0, t_rrd_l = 0, t_faw = 0, t_wr = 0, t_wtr = 0, t_rtp = 0;
   double t_rfc_ps = 0, t_refi_ps = 0;
   double controller_latency_ps = 0;
+  bool partition = false;
 
   template <class Knobs>
   static void declare_knobs(Knobs& k) {
@@ -131,6 +133,17 @@ struct HbmParams {
                "10 us",
                "fixed latency of the controller front end, PHY and return path added to every response "
                "(a pipeline delay: it costs no bank or bus time)");
+    k.flag(&HbmParams::partition, "memory.hbm.partition", false,
+           "the controllers simulate as a partition of their own, behind SystemC time, on a host thread beside "
+           "the SMs' windows (platform/parallel/README.md): every request is accepted at once into a front end "
+           "and waits there while its pseudo-channel's queue is full; needs controller_latency + (t_wl + "
+           "burst_length/2) cycles of at least two sim.window");
+  }
+
+  // The shortest time from a command the controller issues to the response it makes: what a
+  // partition may lag behind the time its responses are due.
+  double response_lookahead_ps() const {
+    return controller_latency_ps + period_ps() * (std::min(t_cl, t_wl) + burst_length / 2);
   }
 
   uint32_t total_channels() const { return stacks * channels_per_stack * pseudo_channels; }  // pseudo-channels
