@@ -55,9 +55,11 @@ struct PlatformServer::Impl {
   std::vector<std::unique_ptr<TlmMonitor>> monitors;  // traced links (none when tracing is off)
   gpu::KernelModel kernel_model;
   uint32_t window;  // sim.window: > 1, the SMs run in windows (an approximation the report names)
+  bool hbm_partition;  // memory.hbm.partition: its front end is an approximation too
 
   Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer)
-      : stats(registry), kernel_model(params.command_processor.kernel_model), window(params.sm.window) {
+      : stats(registry), kernel_model(params.command_processor.kernel_model), window(params.sm.window),
+        hbm_partition(params.hbm.partition) {
     // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
     context = new sc_core::sc_simcontext();
     sc_core::sc_curr_simcontext = context;
@@ -198,6 +200,11 @@ std::string PlatformServer::kernel_report(const std::string& prefix) const {
         report += prefix + "the SMs ran in windows of " + std::to_string(impl_->window) +
                   " core cycles (sim.window): CTA launches, and responses announced less than two windows "
                   "ahead, took effect at the start of the window after next (platform/parallel/README.md).\n";
+      }
+      if (impl_->hbm_partition) {
+        report += prefix + "the HBM controllers ran as a partition of their own (memory.hbm.partition): a DRAM "
+                           "request that found its pseudo-channel's queue full waited in the controller's front end "
+                           "instead of holding back its L2 slice (platform/parallel/README.md).\n";
       }
     }
     if (estimated != 0) {

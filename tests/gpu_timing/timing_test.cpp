@@ -348,6 +348,14 @@ TEST(WindowedRun, CyclesStayCloseToCycleByCycle) {
   EXPECT_NE(windowed.err.find("the SMs ran in windows of 8 core cycles (sim.window)"), std::string::npos)
       << describe(windowed);
   EXPECT_EQ(exact.err.find("the SMs ran in windows"), std::string::npos) << describe(exact);
+  // So is the HBM partition's front end, when the controllers run as one.
+  EXPECT_EQ(windowed.err.find("memory.hbm.partition"), std::string::npos) << describe(windowed);
+  const ProcessResult partition =
+      run_workload("vector_add", base + "_p.json", {"sim.window=8", "memory.hbm.partition=true"});
+  ASSERT_EQ(partition.exit_code, 0) << describe(partition);
+  EXPECT_NE(partition.err.find("the HBM controllers ran as a partition of their own (memory.hbm.partition)"),
+            std::string::npos)
+      << describe(partition);
 }
 
 // With a cluster latency of at least two windows (gpu.crossbar.cluster_latency; the
