@@ -75,5 +75,30 @@ TEST(WakeDomain, AnEarlierWakeReplacesALaterOneAndALaterOneIsIgnored) {
   EXPECT_EQ(runs[0], 20000u);
 }
 
+// Off SystemC (a partition's own time): no process runs the wakes; the owner takes them one by
+// one, earliest first, then in join order and key order, as the SystemC domain does.
+TEST(WakeDomain, OffSystemCTheOwnerRunsTheWakesInTheSameOrder) {
+  testbench::Simulation sim;
+  std::vector<std::string> log;
+  WakeDomain domain(WakeDomain::kOffSystemC);
+  WakeQueue first("first", 2, [&](uint32_t key) { log.push_back("first" + std::to_string(key)); }, &domain);
+  WakeQueue second("second", 2, [&](uint32_t key) { log.push_back("second" + std::to_string(key)); }, &domain);
+  EXPECT_EQ(domain.next_time(), WakeDomain::kNever);
+  second.at(1, 5000);
+  second.at(0, 3000);
+  first.at(1, 3000);
+  first.at(0, 9000);
+  first.at(0, 4000);  // earlier: replaces 9000
+  sim.run([] { sc_core::wait(sc_core::sc_time(20, sc_core::SC_NS)); });
+  EXPECT_TRUE(log.empty()) << "a SystemC process ran a wake of an off-SystemC domain";
+  std::vector<uint64_t> times;
+  while (domain.next_time() != WakeDomain::kNever) {
+    times.push_back(domain.next_time());
+    domain.run_next();
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"first1", "second0", "first0", "second1"}));
+  EXPECT_EQ(times, (std::vector<uint64_t>{3000, 3000, 4000, 5000}));
+}
+
 }  // namespace
 }  // namespace gpuvp::memory
