@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -178,7 +179,6 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmParams& para
     partition_wakes_ = std::make_unique<WakeQueue>("partition_wake", n, [this](uint32_t key) { run_channel(key); },
                                                    partition_domain_.get());
     backlog_.resize(2 * std::size_t{n});
-    backlog_head_.assign(2 * std::size_t{n}, 0);
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
     opts.dont_initialize();
@@ -498,14 +498,10 @@ void HbmController::complete(Channel& ch, uint32_t slot, uint64_t done_cycle) {
   respond_at(r.source, r.gp, done_ps);
 
   if (params_.partition) {  // an entry freed: the front end's oldest request waiting for it
-    const std::size_t front = 2 * std::size_t{ch.index} + (r.write ? 1 : 0);
-    std::vector<Stamped>& backlog = backlog_[front];
-    if (backlog_head_[front] < backlog.size()) {
-      const Stamped waiting = backlog[backlog_head_[front]++];
-      if (backlog_head_[front] == backlog.size()) {
-        backlog.clear();
-        backlog_head_[front] = 0;
-      }
+    std::deque<Stamped>& backlog = backlog_[2 * std::size_t{ch.index} + (r.write ? 1 : 0)];
+    if (!backlog.empty()) {
+      const Stamped waiting = backlog.front();
+      backlog.pop_front();
       admit(waiting.source, *waiting.gp);
     }
     return;
@@ -548,6 +544,10 @@ void HbmController::respond_at(int source, tlm::tlm_generic_payload* gp, uint64_
     outbox_.push_back(Stamped{time_ps, source, gp});
     return;
   }
+  queue_response(source, gp, time_ps);
+}
+
+void HbmController::queue_response(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps) {
   responses_[static_cast<std::size_t>(source)].push(time_ps, gp);
   wakes_->at(respond_key(), time_ps);
 }
@@ -570,8 +570,7 @@ void HbmController::exchange() {
                              " ps reached SystemC at " + std::to_string(now) +
                              " ps: the controller's lookahead is shorter than what its driver needs");
     }
-    responses_[static_cast<std::size_t>(done.source)].push(done.time_ps, done.gp);
-    wakes_->at(respond_key(), done.time_ps);
+    queue_response(done.source, done.gp, done.time_ps);
   }
   outbox_.clear();
 }

@@ -61,6 +61,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,7 +125,8 @@ class HbmController : public sc_core::sc_module, public parallel::TimePartition 
   void complete(Channel& ch, uint32_t slot, uint64_t done_cycle);
   void wake(Channel& ch, uint64_t cycle);
   void respond();
-  void respond_at(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps);
+  void respond_at(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps);  // (partition: at the exchange)
+  void queue_response(int source, tlm::tlm_generic_payload* gp, uint64_t time_ps);  // SystemC side
   // SystemC time, or a partition's own time (the stamp of what it simulates).
   uint64_t now_ps() const { return params_.partition ? partition_now_ps_ : current_time().value(); }
   WakeQueue& channel_wakes() { return params_.partition ? *partition_wakes_ : *wakes_; }
@@ -155,8 +157,7 @@ class HbmController : public sc_core::sc_module, public parallel::TimePartition 
   };
   std::vector<Stamped> inbox_, arrivals_, outbox_;
   size_t arrivals_next_ = 0;
-  std::vector<std::vector<Stamped>> backlog_;
-  std::vector<size_t> backlog_head_;
+  std::vector<std::deque<Stamped>> backlog_;
   uint64_t partition_now_ps_ = 0;
   bool attached_ = false;    // SmStepper drives the partition
   std::unique_ptr<WakeDomain> partition_domain_;

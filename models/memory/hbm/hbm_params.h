@@ -136,8 +136,8 @@ struct HbmParams {
     k.flag(&HbmParams::partition, "memory.hbm.partition", false,
            "the controllers simulate as a partition of their own, behind SystemC time, on a host thread beside "
            "the SMs' windows (platform/parallel/README.md): every request is accepted at once into a front end "
-           "and waits there while its pseudo-channel's queue is full; needs controller_latency + (t_wl + "
-           "burst_length/2) cycles of at least two sim.window");
+           "and waits there while its pseudo-channel's queue is full; needs controller_latency + (min(t_cl, t_wl) "
+           "+ burst_length/2) HBM cycles above two sim.window");
   }
 
   // The shortest time from a command the controller issues to the response it makes: what a
