@@ -331,12 +331,7 @@ class LaunchRun {
       free_slots_.pop_back();
     } else {
       slot = static_cast<uint32_t>(ctas_.size());
-      ctas_.push_back(std::make_unique<CtaState>());
-      auto& warps = ctas_.back()->warps;
-      warps.resize(warps_per_cta_);
-      for (auto& warp : warps) {
-        warp.registers.resize(static_cast<size_t>(total_registers_) * kWarpSize);  // init_cta clears
-      }
+      ctas_.push_back(std::make_unique<CtaState>());  // its warps: at init (below)
     }
     CtaState& state = *ctas_[slot];
     state.in_use = true;
@@ -345,6 +340,15 @@ class LaunchRun {
   }
   void init_cta_public(uint32_t slot) {
     CtaState& state = *ctas_[slot];
+    if (state.warps.empty()) {
+      // A new slot's warps (kilobytes each) are built here, on the thread that steps the CTA,
+      // not in reserve_cta: a windowed launch reserves on the SystemC thread, and the first
+      // launches of a kernel fill every SM at once.
+      state.warps.resize(warps_per_cta_);
+      for (auto& warp : state.warps) {
+        warp.registers.resize(static_cast<size_t>(total_registers_) * kWarpSize);  // init_cta clears
+      }
+    }
     bind(state);
     init_cta(state.cta.linear);
   }
