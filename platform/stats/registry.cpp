@@ -431,35 +431,55 @@ struct HistAcc {  // a histogram's values in one scope, possibly merged over ins
     std::vector<std::uint64_t> buckets;
 };
 
-ojson hist_json(const HistAcc& h, bool whole_run) {
+// ordered_json keeps an object's members in a vector of (const key, value) pairs: growing it
+// copies every member deeply (a const key cannot be moved), and operator[] searches the keys
+// one by one. The statistics build objects of known size with unique keys, so they reserve
+// them and append without the search (a few hundred groups, each with its counters, made
+// writing the statistics a quadratic deep copy).
+ojson object_with(std::size_t members) {
     ojson j = ojson::object();
+    j.get_ref<ojson::object_t&>().reserve(members);
+    return j;
+}
+
+// `key` must not be in `object` yet. The reference is valid until the next append to `object`
+// beyond its reserved size.
+ojson& append(ojson& object, std::string key, ojson value) {
+    ojson::object_t& members = object.get_ref<ojson::object_t&>();
+    members.emplace_back(std::move(key), std::move(value));
+    return members.back().second;
+}
+
+ojson hist_json(const HistAcc& h, bool whole_run) {
+    ojson j = object_with(10);
     std::optional<double> mean;
     if (h.count > 0) mean = static_cast<double>(h.sum) / static_cast<double>(h.count);
     if (!whole_run) {
-        j["count"] = h.count;
-        j["sum"] = h.sum;
-        j["mean"] = opt(mean);
-        j["buckets"] = h.buckets;
+        append(j, "count", h.count);
+        append(j, "sum", h.sum);
+        append(j, "mean", opt(mean));
+        append(j, "buckets", h.buckets);
         return j;
     }
     const Buckets& b = h.meta->buckets();
-    j["unit"] = h.meta->unit();
-    j["doc"] = h.meta->doc();
-    j["layout"] = b.kind() == Buckets::Kind::Linear ? "linear" : "log2";
-    j["count"] = h.count;
-    j["sum"] = h.sum;
-    j["min"] = h.count > 0 && h.has_minmax ? ojson(h.min) : ojson(nullptr);
-    j["max"] = h.count > 0 && h.has_minmax ? ojson(h.max) : ojson(nullptr);
-    j["mean"] = opt(mean);
+    append(j, "unit", h.meta->unit());
+    append(j, "doc", h.meta->doc());
+    append(j, "layout", b.kind() == Buckets::Kind::Linear ? "linear" : "log2");
+    append(j, "count", h.count);
+    append(j, "sum", h.sum);
+    append(j, "min", h.count > 0 && h.has_minmax ? ojson(h.min) : ojson(nullptr));
+    append(j, "max", h.count > 0 && h.has_minmax ? ojson(h.max) : ojson(nullptr));
+    append(j, "mean", opt(mean));
     ojson arr = ojson::array();
+    arr.get_ref<ojson::array_t&>().reserve(b.size());
     for (std::size_t i = 0; i < b.size(); ++i) {
-        ojson e = ojson::object();
-        e["lo"] = b.lower(i);
-        e["hi"] = b.bounded(i) ? ojson(b.upper(i)) : ojson(nullptr);
-        e["count"] = h.buckets[i];
+        ojson e = object_with(3);
+        append(e, "lo", b.lower(i));
+        append(e, "hi", b.bounded(i) ? ojson(b.upper(i)) : ojson(nullptr));
+        append(e, "count", h.buckets[i]);
         arr.push_back(std::move(e));
     }
-    j["buckets"] = std::move(arr);
+    append(j, "buckets", std::move(arr));
     return j;
 }
 
@@ -545,84 +565,85 @@ void Registry::write_scope(ojson& out, const View& v) const {
     const ScopeData d = collect(v);
     const bool full = v.whole_run;
     auto entry_json = [&](const ScopeData::Entry& e, bool aggregate, bool extremes) {
-        ojson j = ojson::object();
-        if (aggregate) j["instances"] = e.instances;
+        ojson j = object_with(6);
+        if (aggregate) append(j, "instances", e.instances);
         if (!e.counters.empty()) {
-            ojson& cs = j["counters"] = ojson::object();
+            ojson& cs = append(j, "counters", object_with(e.counters.size()));
             for (const auto& c : e.counters) {
-                if (!full) { cs[c.meta->name()] = c.value; continue; }
-                ojson x = ojson::object();
-                x["value"] = c.value;
-                x["unit"] = c.meta->unit();
-                x["doc"] = c.meta->doc();
-                cs[c.meta->name()] = std::move(x);
+                if (!full) { append(cs, c.meta->name(), c.value); continue; }
+                ojson x = object_with(3);
+                append(x, "value", c.value);
+                append(x, "unit", c.meta->unit());
+                append(x, "doc", c.meta->doc());
+                append(cs, c.meta->name(), std::move(x));
             }
             if (extremes && v.min != nullptr && v.max != nullptr) {
-                ojson& lo = j["per_launch_min"] = ojson::object();
-                for (const auto& c : e.counters) lo[c.meta->name()] = (*v.min)[c.meta->index_];
-                ojson& hi = j["per_launch_max"] = ojson::object();
-                for (const auto& c : e.counters) hi[c.meta->name()] = (*v.max)[c.meta->index_];
+                ojson& lo = append(j, "per_launch_min", object_with(e.counters.size()));
+                for (const auto& c : e.counters) append(lo, c.meta->name(), (*v.min)[c.meta->index_]);
+                ojson& hi = append(j, "per_launch_max", object_with(e.counters.size()));
+                for (const auto& c : e.counters) append(hi, c.meta->name(), (*v.max)[c.meta->index_]);
             }
         }
         if (!e.histograms.empty()) {
-            ojson& hs = j["histograms"] = ojson::object();
-            for (const auto& h : e.histograms) hs[h.meta->name()] = hist_json(h, full);
+            ojson& hs = append(j, "histograms", object_with(e.histograms.size()));
+            for (const auto& h : e.histograms) append(hs, h.meta->name(), hist_json(h, full));
         }
         if (!e.ratios.empty()) {
-            ojson& rs = j["ratios"] = ojson::object();
+            ojson& rs = append(j, "ratios", object_with(e.ratios.size()));
             for (const auto& r : e.ratios) {
                 const auto value = opt(ratio_value(r.num, r.den, r.meta->scale));
-                if (!full) { rs[r.meta->name] = value; continue; }
-                ojson x = ojson::object();
-                x["value"] = value;
-                x["doc"] = r.meta->doc;
+                if (!full) { append(rs, r.meta->name, value); continue; }
+                ojson x = object_with(5);
+                append(x, "value", value);
+                append(x, "doc", r.meta->doc);
                 if (!aggregate) {
-                    x["numerator"] = qualified(*r.meta->numerator);
-                    x["denominator"] = qualified(*r.meta->denominator);
+                    append(x, "numerator", qualified(*r.meta->numerator));
+                    append(x, "denominator", qualified(*r.meta->denominator));
                 }
-                x["scale"] = r.meta->scale;
-                rs[r.meta->name] = std::move(x);
+                append(x, "scale", r.meta->scale);
+                append(rs, r.meta->name, std::move(x));
             }
         }
         return j;
     };
-    ojson& gs = out["groups"] = ojson::object();
-    for (const auto& [path, e] : d.groups) gs[path] = entry_json(e, false, path.find('[') == std::string::npos);
-    ojson& as = out["aggregates"] = ojson::object();
-    for (const auto& [path, e] : d.aggregates) as[path] = entry_json(e, true, false);
+    out.get_ref<ojson::object_t&>().reserve(out.size() + 2);
+    ojson& gs = append(out, "groups", object_with(d.groups.size()));
+    for (const auto& [path, e] : d.groups) append(gs, path, entry_json(e, false, path.find('[') == std::string::npos));
+    ojson& as = append(out, "aggregates", object_with(d.aggregates.size()));
+    for (const auto& [path, e] : d.aggregates) append(as, path, entry_json(e, true, false));
 }
 
 std::string Registry::json() const {
     if (before_read_) before_read_();
-    ojson root = ojson::object();
-    root["format"] = "gpuvp-stats";
-    root["version"] = 1;
-    if (kernel_detail_ == KernelDetail::PerName) root["kernel_detail"] = "per_name";
-    write_scope(root["run"] = ojson::object(), run_view());
-    ojson& ks = root["kernels"] = ojson::array();
+    ojson root = object_with(5);
+    append(root, "format", "gpuvp-stats");
+    append(root, "version", 1);
+    if (kernel_detail_ == KernelDetail::PerName) append(root, "kernel_detail", "per_name");
+    write_scope(append(root, "run", object_with(2)), run_view());
+    ojson& ks = append(root, "kernels", ojson::array());
     for (const auto& name : names_) {
         const NameScope t = name_totals(name);
-        ojson j = ojson::object();
-        j["name"] = t.name;
-        j["launches"] = t.launches;
-        j["running"] = t.launches - name.launches;
+        ojson j = object_with(8);
+        append(j, "name", t.name);
+        append(j, "launches", t.launches);
+        append(j, "running", t.launches - name.launches);
         if (now_ps_) {
-            j["begin_ps"] = t.first_begin_ps;
-            j["end_ps"] = t.last_end_ps;
-            j["time_ps"] = {{"sum", t.time_sum_ps}, {"min", t.time_min_ps}, {"max", t.time_max_ps}};
+            append(j, "begin_ps", t.first_begin_ps);
+            append(j, "end_ps", t.last_end_ps);
+            append(j, "time_ps", {{"sum", t.time_sum_ps}, {"min", t.time_min_ps}, {"max", t.time_max_ps}});
         }
         write_scope(j, View{false, t.sum, &t.min, &t.max, t.launches});
         ks.push_back(std::move(j));
     }
     for (const auto& k : kernels_) {
         if (kernel_detail_ == KernelDetail::PerName) break;  // open launches are in their name's totals
-        ojson j = ojson::object();
-        j["id"] = k.id;
-        j["name"] = k.name;
-        j["complete"] = k.complete;
+        ojson j = object_with(7);
+        append(j, "id", k.id);
+        append(j, "name", k.name);
+        append(j, "complete", k.complete);
         if (now_ps_) {
-            j["begin_ps"] = k.begin_ps;
-            j["end_ps"] = k.complete ? k.end_ps : now_ps_();
+            append(j, "begin_ps", k.begin_ps);
+            append(j, "end_ps", k.complete ? k.end_ps : now_ps_());
         }
         write_scope(j, kernel_view(k));
         ks.push_back(std::move(j));
