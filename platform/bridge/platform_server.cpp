@@ -57,7 +57,8 @@ struct PlatformServer::Impl {
   uint32_t window;  // sim.window: > 1, the SMs run in windows (an approximation the report names)
   bool hbm_partition;  // memory.hbm.partition: its front end is an approximation too
 
-  Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer)
+  Impl(const PlatformParams& params, stats::Registry& registry, TraceObserver* tracer,
+       const std::function<void(const std::string&)>& listening)
       : stats(registry), kernel_model(params.command_processor.kernel_model), window(params.sm.window),
         hbm_partition(params.hbm.partition) {
     // A fresh SystemC context: one platform per process at a time, elaborated from scratch.
@@ -72,6 +73,7 @@ struct PlatformServer::Impl {
     stats.set_time_source([] { return sc_core::sc_time_stamp().value(); });
 
     bridge = std::make_unique<Bridge>("bridge", params, stats);
+    if (listening) listening(bridge->socket_path());  // a client's handshake waits for start()
     pcie = std::make_unique<uvm::PcieLink>("pcie", params.pcie, stats, "pcie");
     command_processor = std::make_unique<gpu::CommandProcessor>("command_processor", params, stats, tracer);
     command_processor->set_notice_sink([](const std::string& notice) { std::cerr << "gpuvp: " << notice << "\n"; });
@@ -146,8 +148,9 @@ struct PlatformServer::Impl {
   }
 };
 
-PlatformServer::PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer)
-    : impl_(std::make_unique<Impl>(params, stats, tracer)) {}
+PlatformServer::PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer,
+                               const std::function<void(const std::string&)>& listening)
+    : impl_(std::make_unique<Impl>(params, stats, tracer, listening)) {}
 
 PlatformServer::~PlatformServer() = default;
 

@@ -49,7 +49,11 @@ class PlatformServer {
   // commands execute once run() is called). Throws std::runtime_error when the socket or the
   // shared region cannot be created.
   // `tracer` (optional, outlives the server): transactions, kernels and CTAs are traced to it.
-  PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer = nullptr);
+  // `listening` (optional) is called with the socket's path as soon as the socket accepts
+  // connections, before the GPU model is built: a program started there loads and prepares its
+  // data while the platform is built (its handshake completes once the platform serves).
+  PlatformServer(const PlatformParams& params, stats::Registry& stats, TraceObserver* tracer = nullptr,
+                 const std::function<void(const std::string& socket_path)>& listening = {});
   ~PlatformServer();
   PlatformServer(const PlatformServer&) = delete;
   PlatformServer& operator=(const PlatformServer&) = delete;

@@ -244,63 +244,84 @@ int RunCommand::execute() const {
   stats::Registry stats;
   stats.set_kernel_detail(stats_per_launch_ ? stats::Registry::KernelDetail::PerLaunch
                                             : stats::Registry::KernelDetail::PerName);
-  bridge::PlatformServer server(params, stats, observer);
+  // The program starts as soon as the platform's socket accepts connections: it loads and
+  // prepares its data while the GPU model is built, and its handshake waits for the platform.
+  pid_t child = -1;
+  int spawn_error = 0;
+  struct sigaction old_int {};
+  auto start_program = [&](const std::string& socket_path) {
+    // The program's environment: ours, plus the socket and the library path.
+    std::vector<std::string> environment;
+    std::string library_path = library_dir;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string variable = *entry;
+      if (variable.rfind("LD_LIBRARY_PATH=", 0) == 0) {
+        if (variable.size() > 16) library_path += ":" + variable.substr(16);
+      } else if (variable.rfind(std::string(device::kSocketEnvironmentVariable) + "=", 0) != 0) {
+        environment.push_back(variable);
+      }
+    }
+    environment.push_back("LD_LIBRARY_PATH=" + library_path);
+    environment.push_back(std::string(device::kSocketEnvironmentVariable) + "=" + socket_path);
+    std::vector<char*> envp;
+    for (std::string& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> arguments = program_;
+    std::vector<char*> argv;
+    for (std::string& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+
+    std::cout.flush();
+    std::cerr.flush();
+    // --mpi: every rank runs the program; the other ranks' copies print nothing on stdout.
+    posix_spawn_file_actions_t quiet;
+    ::posix_spawn_file_actions_init(&quiet);
+    if (!leader) ::posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    spawn_error = ::posix_spawnp(&child, argv[0], &quiet, nullptr, argv.data(), envp.data());
+    ::posix_spawn_file_actions_destroy(&quiet);
+    if (spawn_error != 0) {
+      child = -1;
+      return;
+    }
+    // The program owns the terminal's Ctrl-C: it reaches the program (same process group); gpuvp
+    // keeps serving until the program has gone.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &old_int);
+  };
+  auto stop_program = [&] {  // the platform cannot serve it
+    if (child <= 0) return;
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::sigaction(SIGINT, &old_int, nullptr);
+  };
+  std::unique_ptr<bridge::PlatformServer> server;
+  try {
+    server = std::make_unique<bridge::PlatformServer>(params, stats, observer, start_program);
+  } catch (...) {
+    stop_program();
+    throw;
+  }
+  if (spawn_error != 0) {
+    std::cerr << "gpuvp run: cannot start " << program_.front() << ": " << std::strerror(spawn_error) << "\n";
+    return 127;
+  }
   if (ranks != nullptr) {
     try {
-      server.set_rank_exchange(ranks.get());
+      server->set_rank_exchange(ranks.get());
     } catch (const std::invalid_argument& e) {  // the same configuration, so every rank stops here
+      stop_program();
       if (leader) std::cerr << "gpuvp run: --mpi: " << e.what() << "\n";
       return 1;
     }
   }
-
-  // The program's environment: ours, plus the socket and the library path.
-  std::vector<std::string> environment;
-  std::string library_path = library_dir;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string variable = *entry;
-    if (variable.rfind("LD_LIBRARY_PATH=", 0) == 0) {
-      if (variable.size() > 16) library_path += ":" + variable.substr(16);
-    } else if (variable.rfind(std::string(device::kSocketEnvironmentVariable) + "=", 0) != 0) {
-      environment.push_back(variable);
-    }
-  }
-  environment.push_back("LD_LIBRARY_PATH=" + library_path);
-  environment.push_back(std::string(device::kSocketEnvironmentVariable) + "=" + server.socket_path());
-  std::vector<char*> envp;
-  for (std::string& variable : environment) envp.push_back(variable.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> arguments = program_;
-  std::vector<char*> argv;
-  for (std::string& argument : arguments) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-
-  std::cout.flush();
-  std::cerr.flush();
-  pid_t child = -1;
-  // --mpi: every rank runs the program; the other ranks' copies print nothing on stdout.
-  posix_spawn_file_actions_t quiet;
-  ::posix_spawn_file_actions_init(&quiet);
-  if (!leader) ::posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  const int spawn_error = ::posix_spawnp(&child, argv[0], &quiet, nullptr, argv.data(), envp.data());
-  ::posix_spawn_file_actions_destroy(&quiet);
-  if (const int error = spawn_error; error != 0) {
-    std::cerr << "gpuvp run: cannot start " << program_.front() << ": " << std::strerror(error) << "\n";
-    return 127;
-  }
-  // The program owns the terminal's Ctrl-C: it reaches the program (same process group); gpuvp
-  // keeps serving until the program has gone.
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  struct sigaction old_int {};
-  ::sigaction(SIGINT, &ignore, &old_int);
 
   int status = 0;
   bool exited = false;
   {
     const progress::Display display(leader ? progress_.mode : progress::Mode::kOff, "run");
     try {
-      server.run([&] {
+      server->run([&] {
         if (!exited && ::waitpid(child, &status, WNOHANG) == child) exited = true;
         return exited;
       });
@@ -325,17 +346,17 @@ int RunCommand::execute() const {
 
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   // Reading the statistics gathers the SMs' from every rank (--mpi): every rank reads them.
-  const std::string summary = server.stats_summary();
-  const std::string stats_json = stats_path_.empty() ? std::string() : server.stats_json();
+  const std::string summary = server->stats_summary();
+  const std::string stats_json = stats_path_.empty() ? std::string() : server->stats_json();
   if (!leader) return code;
-  const bridge::PlatformActivity activity = server.activity();
+  const bridge::PlatformActivity activity = server->activity();
   std::cerr << "\ngpuvp run: " << program_.front()
             << (WIFSIGNALED(status) ? " was killed by signal " + std::to_string(WTERMSIG(status))
                                     : " exited with code " + std::to_string(code))
             << "; " << activity.kernels_started << " kernel launch(es), " << activity.commands_completed
-            << " device commands, simulated time " << format_ms(server.simulated_ps()) << " on "
+            << " device commands, simulated time " << format_ms(server->simulated_ps()) << " on "
             << params.device.name << " (" << config.source() << ").\n"
-            << server.kernel_report("gpuvp run: ");
+            << server->kernel_report("gpuvp run: ");
   if (activity.peers_seen == 0) {
     std::cerr << "gpuvp run: note: no program connected to the platform, so nothing ran on the GPU model (a program "
                  "connects when it calls the CUDA runtime through gpuvp's libcudart.so.13, built with `nvcc -cudart "

@@ -1,6 +1,7 @@
 // `gpuvp run [--config v100] [--set k=v]... [--stats out.json] -- ./app args...`: starts the
 // platform, runs an unmodified CUDA program (built with `nvcc -cudart shared`, or a driver-API
 // program) against gpuvp's libcudart.so.13 and libcuda.so.1, preserves the program's stdout, stderr and exit code, and writes statistics.
+// The program starts once the platform's socket listens, while the GPU model is being built.
 // Tracing: `--trace out.json` (Chrome/Perfetto trace-event JSON; any other extension: compact
 // binary, see `gpuvp trace-convert`), `--trace-filter TERM` (platform/trace/trace_filter.h),
 // `--trace-summary FILE|-` (per-link counts, bytes, latency histograms), `--trace-vcd out.vcd`
